@@ -1,0 +1,33 @@
+// The heph-jobs native addon: the few things Node cannot do for a process supervisor.
+// Everything here executes; every decision (defaults, paths, policy) is made in TypeScript.
+#include <napi.h>
+
+#include "cgroup.h"
+#include "process.h"
+#include "reaper.h"
+#include "spawn.h"
+
+namespace {
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("setsid", Napi::Function::New(env, heph::Setsid, "setsid"));
+  exports.Set("setChildSubreaper", Napi::Function::New(env, heph::SetChildSubreaper, "setChildSubreaper"));
+  exports.Set("isChildSubreaper", Napi::Function::New(env, heph::IsChildSubreaper, "isChildSubreaper"));
+  exports.Set("spawn", Napi::Function::New(env, heph::Spawn, "spawn"));
+  exports.Set("startReaper", Napi::Function::New(env, heph::StartReaper, "startReaper"));
+  exports.Set("pidfdOpen", Napi::Function::New(env, heph::PidfdOpen, "pidfdOpen"));
+  exports.Set("pidfdSendSignal", Napi::Function::New(env, heph::PidfdSendSignal, "pidfdSendSignal"));
+  exports.Set("signalPid", Napi::Function::New(env, heph::SignalPid, "signalPid"));
+  exports.Set("closeFd", Napi::Function::New(env, heph::CloseFd, "closeFd"));
+  exports.Set("watchPidfd", Napi::Function::New(env, heph::WatchPidfd, "watchPidfd"));
+  exports.Set("cgroupCreate", Napi::Function::New(env, heph::CgroupCreate, "cgroupCreate"));
+  exports.Set("cgroupRemove", Napi::Function::New(env, heph::CgroupRemove, "cgroupRemove"));
+  exports.Set("cgroupKill", Napi::Function::New(env, heph::CgroupKill, "cgroupKill"));
+  exports.Set("cgroupPopulated", Napi::Function::New(env, heph::CgroupPopulated, "cgroupPopulated"));
+  exports.Set("lockFile", Napi::Function::New(env, heph::LockFile, "lockFile"));
+  return exports;
+}
+
+}  // namespace
+
+NODE_API_MODULE(heph_jobs, Init)

@@ -1,0 +1,17 @@
+// Process-level operations: session, subreaper, pidfds, signals, and a watcher for pidfd exit.
+#pragma once
+
+#include <napi.h>
+
+namespace heph {
+
+Napi::Value Setsid(const Napi::CallbackInfo& info);
+Napi::Value SetChildSubreaper(const Napi::CallbackInfo& info);
+Napi::Value IsChildSubreaper(const Napi::CallbackInfo& info);
+Napi::Value PidfdOpen(const Napi::CallbackInfo& info);
+Napi::Value PidfdSendSignal(const Napi::CallbackInfo& info);
+Napi::Value SignalPid(const Napi::CallbackInfo& info);
+Napi::Value CloseFd(const Napi::CallbackInfo& info);
+Napi::Value WatchPidfd(const Napi::CallbackInfo& info);
+
+}  // namespace heph

@@ -1,0 +1,129 @@
+// The reaper thread. See waitid(2), prctl(2) PR_SET_CHILD_SUBREAPER.
+//
+// Protocol that makes attribution race-free: the thread first *peeks* with WEXITED|WNOWAIT, which
+// leaves the child a zombie so its pid cannot be reused; it then takes the child-table lock (spawn
+// holds it from before clone until the new pid is registered), looks up the token, and only then
+// reaps that one pid. A child the spawn path reaped itself (exec failed) yields ECHILD and is skipped.
+#include "reaper.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <condition_variable>
+#include <thread>
+#include <unordered_map>
+
+#include "errors.h"
+
+namespace heph {
+namespace {
+
+struct Reaped {
+  pid_t pid;
+  double token;  // 0 for an orphan we never spawned
+  int code;      // exit code, or -1 when killed
+  int signal;    // terminating signal, or 0
+};
+
+// Process-lifetime state, deliberately never destroyed: the reaper thread blocks on these until
+// the process exits, and running their destructors at exit would wait for it forever
+// (pthread_cond_destroy waits for its waiters).
+struct ReaperState {
+  std::mutex table_mutex;
+  std::unordered_map<pid_t, double> tokens;
+  std::mutex sleep_mutex;
+  std::condition_variable have_children;
+  bool spawned_since_echild = false;
+  bool started = false;
+  Napi::ThreadSafeFunction report;
+};
+
+ReaperState& State() {
+  static ReaperState* state = new ReaperState();
+  return *state;
+}
+
+void CallJs(Napi::Env env, Napi::Function callback, Reaped* data) {
+  if (env != nullptr && callback != nullptr) {
+    Napi::Object event = Napi::Object::New(env);
+    event.Set("pid", Napi::Number::New(env, data->pid));
+    event.Set("token", Napi::Number::New(env, data->token));
+    event.Set("code", data->code < 0 ? env.Null() : Napi::Number::New(env, data->code));
+    event.Set("signal", Napi::Number::New(env, data->signal));
+    callback.Call({event});
+  }
+  delete data;
+}
+
+void WaitForChildren() {
+  ReaperState& state = State();
+  std::unique_lock<std::mutex> lock(state.sleep_mutex);
+  state.have_children.wait(lock, [&state] { return state.spawned_since_echild; });
+  state.spawned_since_echild = false;
+}
+
+void ReapLoop() {
+  for (;;) {
+    siginfo_t peek{};
+    if (waitid(P_ALL, 0, &peek, WEXITED | WNOWAIT) != 0) {
+      if (errno == EINTR) continue;
+      // ECHILD: no children at all. Orphans can only appear while a child of ours lives, so
+      // sleeping until the next spawn cannot miss one.
+      WaitForChildren();
+      continue;
+    }
+    pid_t pid = peek.si_pid;
+    Reaped* reaped = nullptr;
+    {
+      std::lock_guard<std::mutex> table(State().table_mutex);
+      siginfo_t info{};
+      int rc;
+      do rc = waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED);
+      while (rc != 0 && errno == EINTR);
+      if (rc != 0) continue;  // ECHILD: the spawn path reaped a child whose exec failed
+      auto& tokens = State().tokens;
+      auto found = tokens.find(pid);
+      double token = 0;
+      if (found != tokens.end()) {
+        token = found->second;
+        tokens.erase(found);
+      }
+      bool exited = info.si_code == CLD_EXITED;
+      reaped = new Reaped{pid, token, exited ? info.si_status : -1, exited ? 0 : info.si_status};
+    }
+    if (State().report.NonBlockingCall(reaped, CallJs) != napi_ok) delete reaped;
+  }
+}
+
+}  // namespace
+
+std::mutex& ChildTableLock() { return State().table_mutex; }
+
+void RegisterChildLocked(pid_t pid, double token) { State().tokens[pid] = token; }
+
+void NotifyChildSpawned() {
+  ReaperState& state = State();
+  {
+    std::lock_guard<std::mutex> lock(state.sleep_mutex);
+    state.spawned_since_echild = true;
+  }
+  state.have_children.notify_one();
+}
+
+// startReaper(callback): starts the one reaper thread of this process; callback({pid, token,
+// code, signal}) runs on the JS thread for every reaped child. The thread lives as long as the
+// process and does not keep the event loop alive.
+Napi::Value StartReaper(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() != 1 || !info[0].IsFunction()) ThrowTypeError(env, "startReaper(callback): callback must be a function");
+  ReaperState& state = State();
+  if (state.started) ThrowTypeError(env, "startReaper: the reaper is already running in this process");
+  state.report = Napi::ThreadSafeFunction::New(env, info[0].As<Napi::Function>(), "heph-reaper", 0, 1);
+  state.report.Unref(env);
+  state.started = true;
+  std::thread(ReapLoop).detach();
+  return env.Undefined();
+}
+
+}  // namespace heph

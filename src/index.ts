@@ -1,0 +1,8 @@
+/** heph-jobs: locked background jobs for an agent runtime. The public API. */
+export { JobRuntime } from './runtime.js';
+export type { BackgroundInput, StatusOptions, KillOptions, Capabilities, JobEvent } from './runtime.js';
+export type { JobRuntimeOptions } from './options.js';
+export type { JobReport } from './report.js';
+export type { JobState } from './job-record.js';
+export type { ContainmentChoice, ContainmentMode, Containment, SignalName, OutputLine, OutputSnapshot } from './protocol/messages.js';
+export * from './errors.js';

@@ -1,0 +1,124 @@
+/**
+ * Runtime options: defaults in one place (each with where it comes from), normalised once and
+ * validated with messages that name the option, say what is accepted, and show what was received.
+ */
+import type { ContainmentChoice } from './protocol/messages.js';
+
+/** The settle window: long enough for "command not found" to come back, short enough not to notice. */
+export const SETTLE_MS = 300;
+/** SPEC 4: at most eight jobs run at once. */
+export const MAX_JOBS = 8;
+/** Finished jobs kept readable (the peer system keeps its 50 most recent exits). */
+export const KEEP_FINISHED = 50;
+/** SPEC 4: TERM, then this long, then KILL. */
+export const KILL_GRACE_MS = 2000;
+/** How long output is still read after every process of a job is gone. */
+export const DRAIN_MS = 500;
+/** SPEC 5: the last 2000 lines of each job, lines cut at 8 KiB. */
+export const OUTPUT_MAX_LINES = 2000;
+export const OUTPUT_MAX_LINE_BYTES = 8192;
+/** A byte bound on each ring besides the line bound, so 2000 long lines cannot cost 16 MiB per job. */
+export const OUTPUT_MAX_BYTES = 4 * 1024 * 1024;
+/** Lines from a job's start kept even after the ring wraps (the first fatal error is often early). */
+export const OUTPUT_HEAD_LINES = 20;
+/** A command longer than this is refused (Linux allows 128 KiB per argument). */
+export const MAX_COMMAND_BYTES = 128 * 1024 - 1;
+
+export interface JobRuntimeOptions {
+  /** Working directory for jobs that name none. Default: `process.cwd()`. */
+  cwd?: string;
+  /** Environment for jobs that pass none. Default: `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /** The POSIX shell commands run through. Default: `/bin/sh`. */
+  shell?: string;
+  /** `auto` (default; or `$HEPH_JOBS_CONTAINMENT`), `cgroup`, or `process-group`. */
+  containment?: ContainmentChoice;
+  /** Directory of a writable cgroup v2 tree to use instead of our own cgroup. Default: detected. */
+  cgroupParent?: string;
+  /** Spawn with fork + cgroup.procs instead of clone3. Default: false. */
+  forceFork?: boolean;
+  /** Milliseconds `background` waits before answering. Default: 300. */
+  settleMs?: number;
+  /** Jobs running at once. Default: 8. */
+  maxJobs?: number;
+  /** Finished jobs kept readable. Default: 50. */
+  keepFinished?: number;
+  /** Milliseconds between SIGTERM and SIGKILL. Default: 2000. */
+  killGraceMs?: number;
+  /** Lines kept per job. Default: 2000. */
+  outputLines?: number;
+  /** Bytes per line before it is cut. Default: 8192. */
+  lineBytes?: number;
+  /** Bytes kept per job's ring. Default: 4 MiB. */
+  outputBytes?: number;
+}
+
+export interface NormalizedOptions {
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  shell: string;
+  containment: ContainmentChoice;
+  cgroupParent: string | null;
+  forceFork: boolean;
+  settleMs: number;
+  maxJobs: number;
+  keepFinished: number;
+  killGraceMs: number;
+  outputLines: number;
+  lineBytes: number;
+  outputBytes: number;
+}
+
+const CONTAINMENT_CHOICES: readonly ContainmentChoice[] = ['auto', 'cgroup', 'process-group'];
+
+export function integerOption(name: string, value: unknown, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value)) {
+    throw new TypeError(`option ${name} must be an integer from ${min} to ${max}; received ${describe(value)}`);
+  }
+  if (value < min || value > max) {
+    throw new RangeError(`option ${name} must be an integer from ${min} to ${max}; received ${value}`);
+  }
+  return value;
+}
+
+function stringOption(name: string, value: unknown, fallback: string): string {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'string' || value.length === 0 || value.includes('\0')) {
+    throw new TypeError(`option ${name} must be a non-empty string without NUL; received ${describe(value)}`);
+  }
+  return value;
+}
+
+export function normalizeOptions(options: JobRuntimeOptions = {}): NormalizedOptions {
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError(`JobRuntime options must be an object; received ${describe(options)}`);
+  }
+  const containment = options.containment ?? (process.env.HEPH_JOBS_CONTAINMENT as ContainmentChoice | undefined) ?? 'auto';
+  if (!CONTAINMENT_CHOICES.includes(containment)) {
+    throw new RangeError(`option containment must be one of ${CONTAINMENT_CHOICES.join(', ')}; received ${describe(containment)}`);
+  }
+  return {
+    cwd: stringOption('cwd', options.cwd, process.cwd()),
+    env: options.env ?? process.env,
+    shell: stringOption('shell', options.shell, '/bin/sh'),
+    containment,
+    cgroupParent: options.cgroupParent === undefined ? null : stringOption('cgroupParent', options.cgroupParent, ''),
+    forceFork: options.forceFork === true,
+    settleMs: integerOption('settleMs', options.settleMs, SETTLE_MS, 0, 60_000),
+    maxJobs: integerOption('maxJobs', options.maxJobs, MAX_JOBS, 1, 1024),
+    keepFinished: integerOption('keepFinished', options.keepFinished, KEEP_FINISHED, 0, 10_000),
+    killGraceMs: integerOption('killGraceMs', options.killGraceMs, KILL_GRACE_MS, 0, 600_000),
+    outputLines: integerOption('outputLines', options.outputLines, OUTPUT_MAX_LINES, 1, 1_000_000),
+    lineBytes: integerOption('lineBytes', options.lineBytes, OUTPUT_MAX_LINE_BYTES, 16, 1024 * 1024),
+    outputBytes: integerOption('outputBytes', options.outputBytes, OUTPUT_MAX_BYTES, 1024, 1024 * 1024 * 1024),
+  };
+}
+
+export function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value);
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  return `${typeof value} ${String(value)}`;
+}

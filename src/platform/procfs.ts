@@ -1,0 +1,115 @@
+/**
+ * Reading the process table from /proc: the fallback containment path's eyes, and the runtime's
+ * when it must clean up after a supervisor that died. See proc(5).
+ */
+import fs from 'node:fs';
+
+export interface ProcEntry {
+  pid: number;
+  ppid: number;
+  pgid: number;
+  sid: number;
+  /** One-letter state: R, S, D, Z, T, ... */
+  state: string;
+}
+
+/** Parses /proc/PID/stat; null when the process is gone. The command name may contain spaces and
+ * parentheses, so fields are read after the last ')'. */
+export function readProcStat(pid: number): ProcEntry | null {
+  let text: string;
+  try {
+    text = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
+  } catch {
+    return null;
+  }
+  const close = text.lastIndexOf(')');
+  const fields = text.slice(close + 2).split(' ');
+  return {
+    pid,
+    state: fields[0] ?? '?',
+    ppid: Number(fields[1]),
+    pgid: Number(fields[2]),
+    sid: Number(fields[3]),
+  };
+}
+
+export function listProcesses(): ProcEntry[] {
+  const entries: ProcEntry[] = [];
+  for (const name of fs.readdirSync('/proc')) {
+    const code = name.charCodeAt(0);
+    if (code < 48 || code > 57) continue;
+    const entry = readProcStat(Number(name));
+    if (entry) entries.push(entry);
+  }
+  return entries;
+}
+
+/** True when /proc/PID/environ contains exactly `needle` (a `KEY=value` entry). */
+export function environContains(pid: number, needle: string): boolean {
+  try {
+    const environ = fs.readFileSync(`/proc/${pid}/environ`);
+    let start = 0;
+    while (start < environ.length) {
+      let end = environ.indexOf(0, start);
+      if (end < 0) end = environ.length;
+      if (end - start === needle.length && environ.toString('utf8', start, end) === needle) return true;
+      start = end + 1;
+    }
+  } catch {
+    // Gone, or a kernel thread: not ours.
+  }
+  return false;
+}
+
+/** The children of every thread of `pid` (orphans reparented to a subreaper may be attached to
+ * any of its threads). */
+export function childrenOf(pid: number): number[] {
+  const children: number[] = [];
+  let tasks: string[];
+  try {
+    tasks = fs.readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return children;
+  }
+  for (const tid of tasks) {
+    try {
+      const text = fs.readFileSync(`/proc/${pid}/task/${tid}/children`, 'latin1').trim();
+      if (text) for (const child of text.split(' ')) children.push(Number(child));
+    } catch {
+      // The thread ended while we looked.
+    }
+  }
+  return children;
+}
+
+/** Every descendant of the given roots (roots included when present), found by walking ppid links. */
+export function descendantsOf(roots: Iterable<number>, table: ProcEntry[] = listProcesses()): Set<number> {
+  const byParent = new Map<number, number[]>();
+  const present = new Set<number>();
+  for (const entry of table) {
+    present.add(entry.pid);
+    const siblings = byParent.get(entry.ppid);
+    if (siblings) siblings.push(entry.pid);
+    else byParent.set(entry.ppid, [entry.pid]);
+  }
+  const found = new Set<number>();
+  const stack = [...roots].filter((pid) => present.has(pid));
+  while (stack.length > 0) {
+    const pid = stack.pop()!;
+    if (found.has(pid)) continue;
+    found.add(pid);
+    for (const child of byParent.get(pid) ?? []) stack.push(child);
+  }
+  return found;
+}
+
+/** The cgroup v2 path of a process ("0::/path"), or null. */
+export function cgroupOf(pid: number | 'self'): string | null {
+  try {
+    const text = fs.readFileSync(`/proc/${pid}/cgroup`, 'utf8');
+    for (const line of text.split('\n')) if (line.startsWith('0::')) return line.slice(3);
+  } catch {
+    // gone
+  }
+  return null;
+}

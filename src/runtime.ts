@@ -1,0 +1,447 @@
+/**
+ * JobRuntime: what the agent runtime embeds. It keeps the registry of jobs (numbers 0, 1, 2, ...
+ * never reused), starts the supervisor lazily, and turns the supervisor's events into job states.
+ */
+import {
+  HephError,
+  InvalidInputError,
+  JobLimitError,
+  JobNotFoundError,
+  RuntimeClosedError,
+  SpawnError,
+  SupervisorLostError,
+} from './errors.js';
+import { isActive, type JobRecord } from './job-record.js';
+import { cleanupLostSupervisor } from './lost-cleanup.js';
+import { describe, integerOption, MAX_COMMAND_BYTES, DRAIN_MS, normalizeOptions, type JobRuntimeOptions, type NormalizedOptions } from './options.js';
+import type { Containment, HelloReply, JobFacts, SignalName, SpawnReply, SupervisorConfig, SupervisorEvent } from './protocol/messages.js';
+import { buildReport, type JobReport, type OutputSnapshot } from './report.js';
+import { SupervisorClient } from './supervisor-client.js';
+
+export interface BackgroundInput {
+  command: string;
+  /** Default: the runtime's cwd. */
+  cwd?: string;
+  /** Default: the runtime's env. */
+  env?: NodeJS.ProcessEnv;
+  /** Keep a pipe to the job's stdin. Default: false (stdin is /dev/null). */
+  stdin?: boolean;
+  /** One interleaved stream for stdout and stderr. Default: false. */
+  merge?: boolean;
+}
+
+export interface StatusOptions {
+  /** How many of the last lines to show. Default: 50. */
+  lines?: number;
+  /** Lines after this sequence number (a cursor read). */
+  since?: number;
+  /** Bound on the bytes of output returned. Default: 65536. */
+  maxBytes?: number;
+}
+
+export interface KillOptions {
+  /** Default: TERM (grace, then KILL). */
+  signal?: SignalName;
+  /** Milliseconds between TERM and KILL. Default: the runtime's killGraceMs. */
+  graceMs?: number;
+}
+
+/** A job's lifecycle as it happens: the leader ended, the job was lost, or cleanup finished. */
+export interface JobEvent {
+  type: 'exited' | 'lost' | 'cleaned-up';
+  job: number;
+}
+
+export interface Capabilities {
+  containment: Containment;
+  subreaper: boolean;
+  supervisorPid: number;
+  signals: SignalName[];
+  maxJobs: number;
+  limits: { outputLines: number; lineBytes: number; outputBytes: number; maxCommandBytes: number };
+}
+
+/** Tail shown when the caller asks for no particular number of lines. */
+export const DEFAULT_TAIL_LINES = 50;
+const SIGNAL_NAMES: SignalName[] = ['INT', 'TERM', 'KILL'];
+
+export class JobRuntime {
+  private readonly options: NormalizedOptions;
+  private readonly records = new Map<number, JobRecord>();
+  private readonly changeWaiters = new Set<() => void>();
+  private readonly listeners = new Set<(event: JobEvent) => void>();
+  private supervisor: SupervisorClient | null = null;
+  private starting: Promise<SupervisorClient> | null = null;
+  private readonly lostCleanups = new Set<Promise<void>>();
+  private nextId = 0;
+  private closed = false;
+
+  private constructor(options: NormalizedOptions) {
+    this.options = options;
+  }
+
+  /** Validates the options. The supervisor itself starts with the first call that needs it. */
+  static async start(options: JobRuntimeOptions = {}): Promise<JobRuntime> {
+    return new JobRuntime(normalizeOptions(options));
+  }
+
+  get settings(): Readonly<NormalizedOptions> {
+    return this.options;
+  }
+
+  /** Starts `command` through the shell; answers after the settle window (earlier if it ends). */
+  async background(input: BackgroundInput): Promise<JobReport> {
+    this.assertOpen();
+    const command = validateCommand(input?.command);
+    const running = [...this.records.values()].filter(isActive);
+    if (running.length >= this.options.maxJobs) throw new JobLimitError(this.options.maxJobs, running);
+    const cwd = input.cwd ?? this.options.cwd;
+    const env = envEntries(input.env ?? this.options.env);
+    const supervisor = await this.ensureSupervisor();
+    const id = this.nextId++;
+    const record: JobRecord = {
+      id,
+      command,
+      cwd,
+      state: 'starting',
+      pid: null,
+      cgroup: null,
+      exitCode: null,
+      signal: null,
+      startedAt: Date.now(),
+      endedAt: null,
+      cleanedUp: false,
+      reason: null,
+      supervisorPid: supervisor.pid,
+      containment: supervisor.hello?.containment.mode ?? null,
+    };
+    this.records.set(id, record);
+    try {
+      const reply = (await supervisor.request({
+        type: 'spawn',
+        params: { job: id, command, cwd, env, stdin: input.stdin === true, merge: input.merge === true, shell: this.options.shell },
+      })) as SpawnReply;
+      record.pid = reply.pid;
+      record.cgroup = reply.cgroup;
+      record.startedAt = reply.startedAt;
+      if (record.state === 'starting') record.state = 'running';
+    } catch (error) {
+      if (error instanceof SupervisorLostError) {
+        record.state = 'lost';
+        record.reason = `its supervisor died while the job was being started, so whether it ran is unknown; nothing of it was left running (${error.message})`;
+      } else {
+        record.state = 'failed';
+        record.reason = error instanceof Error ? error.message : String(error);
+      }
+      record.endedAt = Date.now();
+      record.cleanedUp = true;
+      this.changed();
+      return this.report(record, null);
+    }
+    await this.settle(record);
+    return this.status(id);
+  }
+
+  /** The job's state and the last lines of its output (or the lines after a cursor). */
+  async status(id: number, options: StatusOptions = {}): Promise<JobReport> {
+    const record = this.find(id);
+    const tail = integerOption('lines', options.lines, DEFAULT_TAIL_LINES, 0, 1_000_000);
+    const since = options.since === undefined ? undefined : integerOption('since', options.since, -1, -1, Number.MAX_SAFE_INTEGER);
+    const maxBytes = integerOption('maxBytes', options.maxBytes, 65_536, 1, 16 * 1024 * 1024);
+    const output = await this.readOutput(record, { tail, since, maxBytes });
+    return this.report(record, output);
+  }
+
+  /** One report (without output) per job, oldest first. */
+  list(): JobReport[] {
+    return [...this.records.values()].map((record) => this.report(record, null));
+  }
+
+  /** Stops the job and everything it started; resolves with its final report once all is gone. */
+  async kill(id: number, options: KillOptions = {}): Promise<JobReport> {
+    const record = this.find(id);
+    const signal = options.signal ?? 'TERM';
+    if (!SIGNAL_NAMES.includes(signal)) {
+      throw new InvalidInputError(`signal must be one of ${SIGNAL_NAMES.join(', ')}; received ${describe(signal)}`);
+    }
+    const graceMs = integerOption('graceMs', options.graceMs, this.options.killGraceMs, 0, 600_000);
+    if (!record.cleanedUp && record.state !== 'lost' && record.state !== 'failed') {
+      const supervisor = this.supervisor;
+      if (supervisor && supervisor.pid === record.supervisorPid) {
+        try {
+          const facts = (await supervisor.request({ type: 'kill', params: { job: id, signal, graceMs } })) as JobFacts;
+          this.applyFacts(record, facts);
+        } catch (error) {
+          if (!(error instanceof SupervisorLostError)) throw error;
+          await this.settledLostCleanups();
+        }
+      }
+    }
+    return this.status(id);
+  }
+
+  /** `/job-kill ID`: the user's cancellation. The same stop as kill, never gated (see tools). */
+  userKill(id: number): Promise<JobReport> {
+    return this.kill(id);
+  }
+
+  /** Containment in use (starts the supervisor to find out), signals and limits. */
+  async capabilities(): Promise<Capabilities> {
+    this.assertOpen();
+    const supervisor = await this.ensureSupervisor();
+    const hello = supervisor.hello!;
+    return {
+      containment: hello.containment,
+      subreaper: hello.subreaper,
+      supervisorPid: hello.pid,
+      signals: [...SIGNAL_NAMES],
+      maxJobs: this.options.maxJobs,
+      limits: {
+        outputLines: this.options.outputLines,
+        lineBytes: this.options.lineBytes,
+        outputBytes: this.options.outputBytes,
+        maxCommandBytes: MAX_COMMAND_BYTES,
+      },
+    };
+  }
+
+  /** Ends the session: stops every job as kill does, then the supervisor. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const active = [...this.records.values()].filter((record) => !record.cleanedUp && record.state !== 'lost');
+    await Promise.all(active.map((record) => this.kill(record.id).catch(() => undefined)));
+    if (this.starting) await this.starting.catch(() => undefined);
+    await this.supervisor?.shutdown();
+    this.supervisor = null;
+    await this.settledLostCleanups();
+  }
+
+  /** Calls `listener` on every job event; returns the function that stops it. */
+  onJobEvent(listener: (event: JobEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Diagnostics: what the running supervisor said about itself when it started. */
+  get supervisorHello(): HelloReply | null {
+    return this.supervisor?.hello ?? null;
+  }
+
+  /** Test hook: the running supervisor's pid, if any. */
+  get supervisorPid(): number | null {
+    return this.supervisor?.pid ?? null;
+  }
+
+  /** Test hook: kill the supervisor as a crash would. */
+  killSupervisorForTest(signal: NodeJS.Signals = 'SIGKILL'): void {
+    this.supervisor?.kill(signal);
+  }
+
+  /** Resolves once every cleanup after a lost supervisor has finished. */
+  async settledLostCleanups(): Promise<void> {
+    while (this.lostCleanups.size > 0) await Promise.all([...this.lostCleanups]);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  private assertOpen(): void {
+    if (this.closed) throw new RuntimeClosedError();
+  }
+
+  private find(id: number): JobRecord {
+    if (typeof id !== 'number' || !Number.isInteger(id) || id < 0) {
+      throw new InvalidInputError(`a job id is a whole number from 0 up; received ${describe(id)}`);
+    }
+    const record = this.records.get(id);
+    if (!record) throw new JobNotFoundError(id, [...this.records.keys()]);
+    return record;
+  }
+
+  private async ensureSupervisor(): Promise<SupervisorClient> {
+    if (this.supervisor && !this.supervisor.isLost) return this.supervisor;
+    this.starting ??= SupervisorClient.start(this.supervisorConfig(), {
+      onEvent: (event) => this.onEvent(event),
+      onLost: (error) => this.onLost(error),
+    }).finally(() => {
+      this.starting = null;
+    });
+    const client = await this.starting;
+    this.supervisor = client;
+    return client;
+  }
+
+  private supervisorConfig(): SupervisorConfig {
+    const o = this.options;
+    return {
+      containment: o.containment,
+      cgroupParent: o.cgroupParent,
+      forceFork: o.forceFork,
+      killGraceMs: o.killGraceMs,
+      drainMs: DRAIN_MS,
+      output: { maxLines: o.outputLines, maxLineBytes: o.lineBytes, maxBytes: o.outputBytes, headLines: 20 },
+    };
+  }
+
+  private onEvent(event: SupervisorEvent): void {
+    if (event.event === 'protocol-error') return;
+    const record = this.records.get(event.job);
+    if (!record) return;
+    if (event.event === 'exited') {
+      this.applyExit(record, event.code, event.signal, event.at);
+    } else if (event.event === 'done') {
+      this.markCleanedUp(record);
+      this.evictFinished();
+    }
+    this.changed();
+  }
+
+  private applyExit(record: JobRecord, code: number | null, signal: string | null, at: number): void {
+    if (record.endedAt !== null) return;
+    record.state = signal ? 'killed' : 'exited';
+    record.exitCode = code;
+    record.signal = signal;
+    record.endedAt = at;
+    this.emit({ type: 'exited', job: record.id });
+  }
+
+  private markCleanedUp(record: JobRecord): void {
+    if (record.cleanedUp) return;
+    record.cleanedUp = true;
+    this.emit({ type: 'cleaned-up', job: record.id });
+  }
+
+  private applyFacts(record: JobRecord, facts: JobFacts): void {
+    if (facts.exit) this.applyExit(record, facts.exit.code, facts.exit.signal, facts.exit.at);
+    if (facts.done) this.markCleanedUp(record);
+    this.changed();
+  }
+
+  private emit(event: JobEvent): void {
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(event);
+      } catch {
+        // A host's listener must not break the runtime.
+      }
+    }
+  }
+
+  private onLost(error: SupervisorLostError): void {
+    const lost = this.supervisor;
+    if (!lost) return;
+    this.supervisor = null;
+    const now = Date.now();
+    const orphaned: JobRecord[] = [];
+    for (const record of this.records.values()) {
+      if (record.supervisorPid !== lost.pid || record.cleanedUp) continue;
+      orphaned.push(record);
+      if (isActive(record)) {
+        record.state = 'lost';
+        record.reason = `its supervisor died (${error.message}); what was left of the job has been stopped`;
+        record.endedAt = now;
+        this.emit({ type: 'lost', job: record.id });
+      }
+    }
+    const cleanup = cleanupLostSupervisor(lost.pid, lost.hello?.containment.cgroupRoot ?? null, orphaned)
+      .catch(() => undefined)
+      .then(() => {
+        for (const record of orphaned) this.markCleanedUp(record);
+        this.lostCleanups.delete(cleanup);
+        this.changed();
+      });
+    this.lostCleanups.add(cleanup);
+    this.changed();
+  }
+
+  /** Keeps the newest `keepFinished` finished jobs; never forgets a running one. */
+  private evictFinished(): void {
+    const finished = [...this.records.values()].filter((record) => !isActive(record) && record.cleanedUp);
+    const excess = finished.length - this.options.keepFinished;
+    for (const record of finished.slice(0, Math.max(0, excess))) {
+      this.records.delete(record.id);
+      if (this.supervisor && record.supervisorPid === this.supervisor.pid) {
+        this.supervisor.request({ type: 'forget', job: record.id }).catch(() => undefined);
+      }
+    }
+  }
+
+  private changed(): void {
+    for (const waiter of [...this.changeWaiters]) waiter();
+  }
+
+  /** Resolves when `predicate` holds, re-checked on every change, or after `ms`. */
+  waitFor(predicate: () => boolean, ms: number): Promise<boolean> {
+    if (predicate()) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const finish = (result: boolean) => {
+        clearTimeout(timer);
+        this.changeWaiters.delete(check);
+        resolve(result);
+      };
+      const check = () => {
+        if (predicate()) finish(true);
+      };
+      const timer = setTimeout(() => finish(predicate()), ms);
+      this.changeWaiters.add(check);
+    });
+  }
+
+  /** The settle window: a job that dies at once is reported dead, with its output. */
+  private async settle(record: JobRecord): Promise<void> {
+    const ended = await this.waitFor(() => !isActive(record), this.options.settleMs);
+    // Exited within the window: give its output a moment to be drained (bounded: leftovers
+    // being cleaned up must not hold the answer).
+    if (ended) await this.waitFor(() => record.cleanedUp, DRAIN_MS);
+  }
+
+  private async readOutput(record: JobRecord, options: { tail: number; since: number | undefined; maxBytes: number }): Promise<OutputSnapshot | null> {
+    const supervisor = this.supervisor;
+    if (!supervisor || supervisor.pid !== record.supervisorPid || record.state === 'failed') return null;
+    try {
+      const value = (await supervisor.request({
+        type: 'read',
+        params: { job: record.id, tail: options.tail, ...(options.since === undefined ? {} : { since: options.since }), maxBytes: options.maxBytes },
+      })) as { output: OutputSnapshot; facts: JobFacts };
+      this.applyFacts(record, value.facts);
+      return value.output;
+    } catch (error) {
+      if (error instanceof HephError && (error.code === 'ERR_SUPERVISOR_LOST' || error.code === 'ERR_JOB_NOT_FOUND')) return null;
+      throw error;
+    }
+  }
+
+  private report(record: JobRecord, output: OutputSnapshot | null): JobReport {
+    return buildReport(record, output, { maxJobs: this.options.maxJobs });
+  }
+}
+
+function validateCommand(command: unknown): string {
+  if (typeof command !== 'string') {
+    throw new InvalidInputError(`command must be a string (a shell command line); received ${describe(command)}`);
+  }
+  if (command.trim().length === 0) throw new InvalidInputError('command is empty; give the shell command line to run, e.g. "npm run dev"');
+  if (command.includes('\0')) throw new InvalidInputError('command contains a NUL byte, which no shell command can contain');
+  const bytes = Buffer.byteLength(command);
+  if (bytes > MAX_COMMAND_BYTES) {
+    throw new InvalidInputError(`command is ${bytes} bytes; at most ${MAX_COMMAND_BYTES} bytes are accepted (put a long script in a file and run that)`);
+  }
+  return command;
+}
+
+function envEntries(env: NodeJS.ProcessEnv): string[] {
+  if (typeof env !== 'object' || env === null) throw new InvalidInputError(`env must be an object of strings; received ${describe(env)}`);
+  const entries: string[] = [];
+  for (const [key, value] of Object.entries(env)) {
+    if (value === undefined) continue;
+    if (typeof value !== 'string') throw new InvalidInputError(`env.${key} must be a string; received ${describe(value)}`);
+    if (key.length === 0 || key.includes('=') || key.includes('\0') || value.includes('\0')) {
+      throw new InvalidInputError(`env entry ${JSON.stringify(key)} is invalid: names must be non-empty without "=" or NUL, values without NUL`);
+    }
+    if (key === 'HEPH_JOB') continue; // ours: set per job by the supervisor
+    entries.push(`${key}=${value}`);
+  }
+  return entries;
+}
+
+export { SpawnError };

@@ -1,0 +1,146 @@
+/**
+ * The runtime's side of the supervisor: starts the process with the channel on an inherited
+ * socket (fd 3; never a socket on disk, so no other process can reach it), sends requests, routes
+ * replies and events, and notices when the supervisor dies.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { deserializeError, ProtocolError, SupervisorLostError } from './errors.js';
+import { encodeFrame, FrameReader } from './protocol/codec.js';
+import type { HelloReply, Incoming, Request, SupervisorConfig, SupervisorEvent } from './protocol/messages.js';
+
+type RequestBody = Request extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+/** The compiled supervisor entry: beside us when running from dist/, in dist/ when from src/. */
+export function supervisorEntry(): string {
+  const candidates = [path.resolve(here, '../supervisor/main.js'), path.resolve(here, '../dist/supervisor/main.js')];
+  const found = candidates.find((candidate) => fs.existsSync(candidate));
+  if (!found) throw new Error(`heph-jobs: the supervisor entry is not built (run \`npm run build:ts\`); looked in ${candidates.join(', ')}`);
+  return found;
+}
+
+/** Lines of the supervisor's stderr kept for the "supervisor lost" message. */
+const STDERR_TAIL_LINES = 20;
+
+export interface SupervisorClientEvents {
+  onEvent(event: SupervisorEvent): void;
+  onLost(error: SupervisorLostError): void;
+}
+
+export class SupervisorClient {
+  readonly pid: number;
+  private readonly child: ChildProcess;
+  private readonly socket: net.Socket;
+  private readonly reader = new FrameReader();
+  private readonly pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
+  private nextId = 1;
+  private lost: SupervisorLostError | null = null;
+  private closing = false;
+  private stderrTail: string[] = [];
+  hello: HelloReply | null = null;
+
+  private constructor(child: ChildProcess, private readonly events: SupervisorClientEvents) {
+    this.child = child;
+    this.pid = child.pid!;
+    this.socket = child.stdio[3] as net.Socket;
+    this.socket.on('data', (chunk: Buffer) => this.reader.push(chunk, (frame) => {
+      if (frame.ok) this.dispatch(frame.value as Incoming);
+      else this.markLost(new SupervisorLostError(`the supervisor sent a bad frame: ${frame.message}`));
+    }));
+    this.socket.on('error', () => {});
+    this.socket.on('close', () => this.markLost(this.lostError('closed the channel')));
+    child.on('exit', (code, signal) => this.markLost(this.lostError(signal ? `was killed by ${signal}` : `exited with code ${code}`)));
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (text: string) => {
+      this.stderrTail.push(...text.split('\n').filter(Boolean));
+      this.stderrTail = this.stderrTail.slice(-STDERR_TAIL_LINES);
+    });
+    // The supervisor must not keep the runtime alive by itself; pending requests do (see request).
+    child.unref();
+    this.socket.unref();
+    (child.stderr as net.Socket | null)?.unref?.();
+  }
+
+  static async start(config: SupervisorConfig, events: SupervisorClientEvents): Promise<SupervisorClient> {
+    const child = spawn(process.execPath, [supervisorEntry()], {
+      // Its own session and process group: a Ctrl-C at the runtime's terminal must not reach it.
+      detached: true,
+      stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
+      env: { ...process.env, HEPH_JOBS_PARENT_PID: String(process.pid) },
+    });
+    if (child.pid === undefined) {
+      const error = await new Promise<Error>((resolve) => child.once('error', resolve));
+      throw new SupervisorLostError(`the supervisor could not be started: ${error.message}`, { cause: error });
+    }
+    const client = new SupervisorClient(child, events);
+    client.hello = (await client.request({ type: 'hello', config })) as HelloReply;
+    return client;
+  }
+
+  get isLost(): boolean {
+    return this.lost !== null;
+  }
+
+  request(body: RequestBody): Promise<unknown> {
+    if (this.lost) return Promise.reject(this.lost);
+    const id = this.nextId++;
+    const frame = encodeFrame({ ...body, id });
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      if (this.pending.size === 1) this.socket.ref();
+      this.socket.write(frame);
+    });
+  }
+
+  /** Asks the supervisor to stop everything and waits for it to exit. */
+  async shutdown(): Promise<void> {
+    this.closing = true;
+    if (this.lost || this.child.exitCode !== null || this.child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
+    this.child.ref();
+    await this.request({ type: 'shutdown' }).catch(() => {});
+    await exited;
+  }
+
+  /** Kills the supervisor outright (tests of the lost path). */
+  kill(signal: NodeJS.Signals): void {
+    this.child.kill(signal);
+  }
+
+  private dispatch(message: Incoming): void {
+    if ('event' in message) {
+      this.events.onEvent(message);
+      return;
+    }
+    const waiter = this.pending.get(message.id);
+    if (!waiter) {
+      this.markLost(new SupervisorLostError(`the supervisor answered request ${message.id}, which was never sent`));
+      return;
+    }
+    this.pending.delete(message.id);
+    if (this.pending.size === 0) this.socket.unref();
+    if (message.ok) waiter.resolve(message.value);
+    else waiter.reject(deserializeError(message.error));
+  }
+
+  private lostError(what: string): SupervisorLostError {
+    const tail = this.stderrTail.length ? `; its last words: ${this.stderrTail.join(' | ')}` : '';
+    return new SupervisorLostError(`the supervisor (pid ${this.pid}) ${what}${tail}`);
+  }
+
+  private markLost(error: SupervisorLostError): void {
+    if (this.lost) return;
+    this.lost = error;
+    this.socket.destroy();
+    for (const waiter of this.pending.values()) waiter.reject(error);
+    this.pending.clear();
+    if (!this.closing) this.events.onLost(error);
+  }
+}
+
+export { ProtocolError };

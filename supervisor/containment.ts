@@ -1,0 +1,229 @@
+/**
+ * How the supervisor finds and stops every process of a job. Two strategies behind one interface:
+ *
+ * - cgroup: each job gets a fresh cgroup, which the leader is born into (clone3
+ *   CLONE_INTO_CGROUP), so nothing can fork away unseen; `cgroup.kill` stops all at once and
+ *   `cgroup.events` says when the cgroup is empty.
+ * - process-group: the job's session/process group, its descendants by ppid, and processes that
+ *   carry the job's marker in their environment (escapers that setsid and double-fork end up
+ *   reparented to us, the subreaper, and keep their environment). They are stopped with SIGSTOP
+ *   first so none can fork away while we look, then SIGKILLed, until none is left.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { constants as os } from 'node:os';
+import { native } from '../src/native.js';
+import { findOwnCgroupDir, removeCgroupTree } from '../src/platform/cgroup.js';
+import { descendantsOf, environContains, listProcesses, type ProcEntry } from '../src/platform/procfs.js';
+import type { Containment, ContainmentChoice } from '../src/protocol/messages.js';
+
+/** What a strategy needs to know about one job. */
+export interface JobIdentity {
+  job: number;
+  pid: number;
+  /** `HEPH_JOB=<supervisor pid>:<job>` in every job process's environment. */
+  marker: string;
+  cgroup: string | null;
+}
+
+export interface ContainmentStrategy {
+  readonly info: Containment;
+  /** Makes the job's cgroup (or nothing) before the spawn. */
+  prepare(job: number): string | null;
+  /** Live processes of the job (pids), leader included while it lives. */
+  members(job: JobIdentity): number[];
+  /** Sends `signal` to every live process of the job. */
+  signalAll(job: JobIdentity, signal: number): void;
+  /** SIGKILLs every process of the job. */
+  killAll(job: JobIdentity): void;
+  /** True when no live process of the job remains. */
+  isEmpty(job: JobIdentity): boolean;
+  /** Calls back when the job may have become empty (a hint; callers re-check with isEmpty). */
+  watch(job: JobIdentity, onChange: () => void): () => void;
+  /** Removes what prepare made. False while still busy. */
+  release(job: JobIdentity): boolean;
+  /** Removes the strategy's own footprint (the subtree) at exit. */
+  dispose(): void;
+}
+
+const SIGKILL = os.signals.SIGKILL;
+const SIGSTOP = os.signals.SIGSTOP;
+
+/** Processes that are not zombies (a zombie has exited; only its parent's wait remains). */
+function alive(entry: ProcEntry): boolean {
+  return entry.state !== 'Z' && entry.state !== 'X';
+}
+
+function readPids(file: string): number[] {
+  try {
+    const text = fs.readFileSync(file, 'latin1');
+    return text.length === 0 ? [] : text.trim().split('\n').map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** Every cgroup.procs in a cgroup and below it (a job may create nested cgroups). */
+function cgroupTreePids(dir: string): number[] {
+  const pids = readPids(path.join(dir, 'cgroup.procs'));
+  let entries: fs.Dirent[] = [];
+  try {
+    entries = fs.readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return pids;
+  }
+  for (const entry of entries) if (entry.isDirectory()) pids.push(...cgroupTreePids(path.join(dir, entry.name)));
+  return pids;
+}
+
+class CgroupStrategy implements ContainmentStrategy {
+  readonly info: Containment;
+
+  constructor(private readonly root: string, reason: string) {
+    this.info = { mode: 'cgroup', cgroupRoot: root, reason };
+  }
+
+  prepare(job: number): string {
+    const dir = path.join(this.root, `job-${job}`);
+    native.cgroupCreate(dir);
+    return dir;
+  }
+
+  members(job: JobIdentity): number[] {
+    return job.cgroup ? cgroupTreePids(job.cgroup) : [];
+  }
+
+  signalAll(job: JobIdentity, signal: number): void {
+    for (const pid of this.members(job)) native.signalPid(pid, signal);
+  }
+
+  killAll(job: JobIdentity): void {
+    if (job.cgroup) native.cgroupKill(job.cgroup);
+  }
+
+  isEmpty(job: JobIdentity): boolean {
+    return job.cgroup === null || !native.cgroupPopulated(job.cgroup);
+  }
+
+  watch(job: JobIdentity, onChange: () => void): () => void {
+    if (!job.cgroup) return () => {};
+    // cgroup.events is modified (inotify IN_MODIFY) whenever "populated" flips.
+    const watcher = fs.watch(path.join(job.cgroup, 'cgroup.events'), { persistent: false }, onChange);
+    watcher.on('error', onChange);
+    return () => watcher.close();
+  }
+
+  release(job: JobIdentity): boolean {
+    return job.cgroup === null || removeCgroupTree(job.cgroup, native.cgroupRemove);
+  }
+
+  dispose(): void {
+    removeCgroupTree(this.root, native.cgroupRemove);
+  }
+}
+
+class ProcessGroupStrategy implements ContainmentStrategy {
+  readonly info: Containment;
+
+  constructor(reason: string) {
+    this.info = { mode: 'process-group', cgroupRoot: null, reason };
+  }
+
+  prepare(): null {
+    return null;
+  }
+
+  /**
+   * The leader's session and process group, everything descending from the leader, and every
+   * process with the job's marker in its environment, plus their descendants. Zombies excluded.
+   */
+  members(job: JobIdentity): number[] {
+    const table = listProcesses();
+    const roots = new Set<number>([job.pid]);
+    const self = process.pid;
+    for (const entry of table) {
+      if (entry.pid === self) continue;
+      if (entry.sid === job.pid || entry.pgid === job.pid) roots.add(entry.pid);
+    }
+    // Only processes below the supervisor can carry our marker legitimately; checking their
+    // environment is the expensive part, so limit it to them.
+    for (const pid of descendantsOf([self], table)) {
+      if (pid !== self && !roots.has(pid) && environContains(pid, job.marker)) roots.add(pid);
+    }
+    const found = descendantsOf(roots, table);
+    const byPid = new Map(table.map((entry) => [entry.pid, entry]));
+    return [...found].filter((pid) => {
+      const entry = byPid.get(pid);
+      return entry !== undefined && alive(entry) && pid !== self;
+    });
+  }
+
+  signalAll(job: JobIdentity, signal: number): void {
+    for (const pid of this.members(job)) native.signalPid(pid, signal);
+  }
+
+  killAll(job: JobIdentity): void {
+    // Freeze first so nothing forks away between the scan and the kill; repeat until a scan
+    // finds no one new (a process forked just before its SIGSTOP shows up in the next scan).
+    const stopped = new Set<number>();
+    for (let round = 0; round < 100; round++) {
+      const fresh = this.members(job).filter((pid) => !stopped.has(pid));
+      if (fresh.length === 0) break;
+      for (const pid of fresh) {
+        native.signalPid(pid, SIGSTOP);
+        stopped.add(pid);
+      }
+    }
+    for (const pid of stopped) native.signalPid(pid, SIGKILL);
+    for (const pid of this.members(job)) native.signalPid(pid, SIGKILL);
+  }
+
+  isEmpty(job: JobIdentity): boolean {
+    return this.members(job).length === 0;
+  }
+
+  watch(_job: JobIdentity, onChange: () => void): () => void {
+    // No kernel event tells us a process group emptied; the supervisor re-checks on every reap
+    // (each of these processes is, or becomes, our descendant), and on a slow timer as a backstop.
+    const timer = setInterval(onChange, 50);
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
+  release(): boolean {
+    return true;
+  }
+
+  dispose(): void {}
+}
+
+/** Picks the strategy: cgroup when asked for or when `auto` finds a writable cgroup v2 tree. */
+export function chooseContainment(choice: ContainmentChoice, cgroupParent: string | null): ContainmentStrategy {
+  if (choice === 'process-group') return new ProcessGroupStrategy('process-group containment was requested');
+  let parent = cgroupParent;
+  let reason: string;
+  if (parent === null) {
+    const probe = findOwnCgroupDir();
+    if (!probe.ok) {
+      if (choice === 'cgroup') throw new Error(`cgroup containment was requested but is unavailable: ${probe.reason}`);
+      return new ProcessGroupStrategy(`no usable cgroup v2 tree: ${probe.reason}`);
+    }
+    parent = probe.parent;
+    reason = `writable cgroup v2 tree at ${parent}`;
+  } else {
+    reason = `cgroup v2 tree at ${parent} (configured)`;
+  }
+  const root = path.join(parent, `heph-jobs-${process.pid}`);
+  try {
+    native.cgroupCreate(root);
+    if (!fs.existsSync(path.join(root, 'cgroup.kill'))) {
+      native.cgroupRemove(root);
+      throw new Error('this kernel has no cgroup.kill (needs Linux 5.14 or later)');
+    }
+  } catch (error) {
+    const why = `cannot create ${root}: ${(error as Error).message}`;
+    if (choice === 'cgroup') throw new Error(`cgroup containment was requested but is unavailable: ${why}`);
+    return new ProcessGroupStrategy(`no usable cgroup v2 tree: ${why}`);
+  }
+  return new CgroupStrategy(root, reason);
+}

@@ -1,0 +1,254 @@
+/**
+ * One job as the supervisor sees it: the leader it spawned, the pipes it reads, the output ring,
+ * and the way from "leader exited" or "kill requested" to "done": every process gone and reaped,
+ * the cgroup removed, the output drained.
+ */
+import net from 'node:net';
+import { constants as os } from 'node:os';
+import { native } from '../src/native.js';
+import { SpawnError } from '../src/errors.js';
+import type { JobFacts, KillParams, SignalName, SpawnParams, SpawnReply, SupervisorConfig } from '../src/protocol/messages.js';
+import type { ContainmentStrategy, JobIdentity } from './containment.js';
+import { OutputRing, type ReadOptions, type OutputRead } from './output/index.js';
+import { hasZombieChildren } from './zombies.js';
+
+const SIGNALS: Record<SignalName, number> = { INT: os.signals.SIGINT, TERM: os.signals.SIGTERM, KILL: os.signals.SIGKILL };
+const SIGCONT = os.signals.SIGCONT;
+
+/** Signal number to name ("SIGTERM"), for reports. */
+export function signalName(signal: number): string {
+  for (const [name, value] of Object.entries(os.signals)) if (value === signal) return name;
+  return `signal ${signal}`;
+}
+
+export interface JobHooks {
+  onExited(job: SupervisedJob): void;
+  onDone(job: SupervisedJob): void;
+}
+
+export class SupervisedJob {
+  readonly id: number;
+  readonly ring: OutputRing;
+  readonly identity: JobIdentity;
+  exit: { code: number | null; signal: string | null; at: number } | null = null;
+  done = false;
+  private readonly streams: net.Socket[] = [];
+  private stdin: net.Socket | null = null;
+  private pidfd = -1;
+  private stopWatching: () => void = () => {};
+  private doneWaiters: (() => void)[] = [];
+  private cleanup: Promise<void> | null = null;
+  private checking = false;
+
+  private constructor(
+    params: SpawnParams,
+    private readonly strategy: ContainmentStrategy,
+    private readonly config: SupervisorConfig,
+    private readonly hooks: JobHooks,
+    readonly reply: SpawnReply,
+    spawned: { pidfd: number; stdin: number; stdout: number; stderr: number },
+  ) {
+    this.id = params.job;
+    this.ring = new OutputRing(config.output);
+    this.identity = { job: params.job, pid: reply.pid, marker: jobMarker(params.job), cgroup: reply.cgroup };
+    this.pidfd = spawned.pidfd;
+    this.attachOutput(spawned.stdout, 'stdout');
+    if (spawned.stderr >= 0) this.attachOutput(spawned.stderr, 'stderr');
+    if (spawned.stdin >= 0) this.stdin = new net.Socket({ fd: spawned.stdin, readable: false, writable: true });
+    this.stdin?.on('error', () => {});
+    this.stopWatching = strategy.watch(this.identity, () => this.checkDone());
+  }
+
+  /** Spawns the leader. Throws SpawnError (nothing is left behind: the cgroup is removed). */
+  static start(params: SpawnParams, strategy: ContainmentStrategy, config: SupervisorConfig, hooks: JobHooks): SupervisedJob {
+    const cgroup = strategy.prepare(params.job);
+    let spawned;
+    try {
+      spawned = native.spawn({
+        shell: params.shell,
+        command: params.command,
+        cwd: params.cwd,
+        env: [...params.env, jobMarker(params.job)],
+        cgroup,
+        stdin: params.stdin ? 'pipe' : 'null',
+        merge: params.merge,
+        token: params.job + 1,
+        forceFork: config.forceFork,
+      });
+    } catch (error) {
+      if (cgroup) native.cgroupRemove(cgroup);
+      throw new SpawnError(describeSpawnFailure(error, params), { cause: error, details: nativeDetails(error) });
+    }
+    const reply: SpawnReply = { pid: spawned.pid, cgroup, method: spawned.method, startedAt: Date.now() };
+    return new SupervisedJob(params, strategy, config, hooks, reply, spawned);
+  }
+
+  facts(): JobFacts {
+    return {
+      job: this.id,
+      pid: this.identity.pid,
+      cgroup: this.identity.cgroup,
+      exit: this.exit,
+      done: this.done,
+      procs: this.done ? 0 : this.strategy.members(this.identity).length,
+    };
+  }
+
+  read(options: ReadOptions): OutputRead {
+    return this.ring.read(options);
+  }
+
+  /** The reaper reaped our leader. The job's state follows it; what it left behind is cleaned up. */
+  leaderReaped(code: number | null, signal: number): void {
+    this.exit = { code, signal: signal ? signalName(signal) : null, at: Date.now() };
+    if (this.pidfd >= 0) {
+      native.closeFd(this.pidfd);
+      this.pidfd = -1;
+    }
+    this.hooks.onExited(this);
+    if (!this.cleanup) this.cleanup = this.stop('TERM', this.config.killGraceMs);
+  }
+
+  /** Something changed that may have emptied the job (a reap, a cgroup event). */
+  poke(): void {
+    this.checkDone();
+  }
+
+  /** job_kill: signal, grace, escalate, and resolve when the job is done. INT does not escalate. */
+  async kill(params: KillParams): Promise<JobFacts> {
+    if (!this.done) {
+      if (params.signal === 'INT') {
+        this.strategy.signalAll(this.identity, SIGNALS.INT);
+        await this.waitDone(params.graceMs);
+      } else {
+        this.cleanup = this.stop(params.signal, params.graceMs);
+        await this.cleanup;
+      }
+    }
+    return this.facts();
+  }
+
+  /** Runtime gone: no grace, every process now. */
+  async destroy(): Promise<void> {
+    if (this.done) return;
+    await this.stop('KILL', 0);
+  }
+
+  write(data: Buffer, close: boolean): void {
+    if (!this.stdin) throw new SpawnError(`job ${this.id} has no stdin pipe (start it with stdin: true)`);
+    if (data.length > 0) this.stdin.write(data);
+    if (close) {
+      this.stdin.end();
+      this.stdin = null;
+    }
+  }
+
+  private async stop(signal: 'TERM' | 'KILL', graceMs: number): Promise<void> {
+    if (signal === 'TERM' && !this.done) {
+      // SIGCONT after SIGTERM: a stopped process can only act on the TERM once it runs again.
+      this.strategy.signalAll(this.identity, SIGNALS.TERM);
+      this.strategy.signalAll(this.identity, SIGCONT);
+      if (await this.waitDone(graceMs)) return;
+    }
+    while (!this.done) {
+      this.strategy.killAll(this.identity);
+      // cgroup.kill is final; the process-group path re-scans in case something slipped through.
+      if (await this.waitDone(1000)) return;
+    }
+  }
+
+  /** Resolves true once done, false when `ms` passes first. */
+  private waitDone(ms: number): Promise<boolean> {
+    if (this.done) return Promise.resolve(true);
+    this.checkDone();
+    if (this.done) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.doneWaiters = this.doneWaiters.filter((waiter) => waiter !== onDone);
+        resolve(false);
+      }, ms);
+      const onDone = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      this.doneWaiters.push(onDone);
+    });
+  }
+
+  private checkDone(): void {
+    if (this.done || this.exit === null || this.checking) return;
+    this.checking = true;
+    try {
+      if (!this.strategy.isEmpty(this.identity)) return;
+      // Every zombie reaped: orphans of this job were reparented to us, and the reaper thread
+      // reaps them within moments; its next event pokes us again.
+      if (hasZombieChildren()) return;
+      if (!this.strategy.release(this.identity)) return;
+      this.finish();
+    } finally {
+      this.checking = false;
+    }
+  }
+
+  private finish(): void {
+    this.done = true;
+    this.stopWatching();
+    this.stdin?.destroy();
+    this.stdin = null;
+    // Every writer is gone, so the pipes are at EOF once their buffered bytes are read; give that
+    // a bounded moment and then stop reading regardless.
+    const drain = setTimeout(() => this.closeOutput(), this.config.drainMs);
+    drain.unref();
+    let open = this.streams.filter((stream) => !stream.destroyed).length;
+    const onClosed = () => {
+      if (--open <= 0) {
+        clearTimeout(drain);
+        this.complete();
+      }
+    };
+    if (open === 0) this.complete();
+    else for (const stream of this.streams) if (!stream.destroyed) stream.once('close', onClosed);
+  }
+
+  private completed = false;
+
+  private complete(): void {
+    if (this.completed) return;
+    this.completed = true;
+    this.hooks.onDone(this);
+    for (const waiter of this.doneWaiters.splice(0)) waiter();
+  }
+
+  private closeOutput(): void {
+    for (const stream of this.streams) stream.destroy();
+    this.complete();
+  }
+
+  private attachOutput(fd: number, name: 'stdout' | 'stderr'): void {
+    const stream = new net.Socket({ fd, readable: true, writable: false });
+    stream.on('data', (chunk: Buffer) => this.ring.push(name, chunk));
+    stream.on('end', () => this.ring.end(name));
+    stream.on('error', () => this.ring.end(name));
+    this.streams.push(stream);
+  }
+}
+
+export function jobMarker(job: number): string {
+  return `HEPH_JOB=${process.pid}:${job}`;
+}
+
+function nativeDetails(error: unknown): Record<string, unknown> {
+  const e = error as { code?: unknown; errno?: unknown; syscall?: unknown; path?: unknown };
+  return { code: e.code, errno: e.errno, syscall: e.syscall, path: e.path };
+}
+
+function describeSpawnFailure(error: unknown, params: SpawnParams): string {
+  const e = error as { code?: string; syscall?: string; message?: string };
+  if (e.syscall === 'chdir') {
+    return e.code === 'ENOENT'
+      ? `the working directory ${params.cwd} does not exist`
+      : `cannot enter the working directory ${params.cwd} (${e.code})`;
+  }
+  if (e.syscall === 'execve') return `cannot run the shell ${params.shell} (${e.code}); a POSIX shell is needed to run commands`;
+  return `could not start the job: ${e.message ?? String(error)}`;
+}

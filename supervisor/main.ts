@@ -1,0 +1,120 @@
+/**
+ * The supervisor process's entry. Started by the runtime (src/supervisor-client.ts) with the
+ * channel on fd 3, in its own session. It becomes a child subreaper, owns every job, and when the
+ * runtime goes away (channel EOF, or the pidfd on its parent) it stops every job, reaps everything,
+ * removes its cgroups and exits.
+ */
+import { native } from '../src/native.js';
+import { InvalidInputError, JobNotFoundError, ProtocolError } from '../src/errors.js';
+import type { HelloReply, Request, SupervisorConfig } from '../src/protocol/messages.js';
+import { SupervisedJob } from './job.js';
+import { chooseContainment, type ContainmentStrategy } from './containment.js';
+import { SupervisorChannel } from './channel.js';
+
+process.title = 'heph-jobs supervisor';
+// A write to the runtime's stderr after it died must not crash us before cleanup.
+process.stderr.on('error', () => {});
+
+const jobs = new Map<number, SupervisedJob>();
+let strategy: ContainmentStrategy | null = null;
+let config: SupervisorConfig | null = null;
+let shuttingDown: Promise<void> | null = null;
+
+native.setChildSubreaper();
+native.startReaper((child) => {
+  if (child.token > 0) jobs.get(child.token - 1)?.leaderReaped(child.code, child.signal);
+  // Any reap may be the last process (or zombie) some job was waiting for.
+  for (const job of jobs.values()) if (job.exit && !job.done) job.poke();
+});
+
+const channel = new SupervisorChannel(handle, () => void shutdown());
+
+// The parent's death, seen through a pidfd: covers a runtime whose channel end leaked into some
+// other process. If the parent died before we got here, we were reparented: shut down now.
+const expectedParent = Number(process.env.HEPH_JOBS_PARENT_PID);
+try {
+  if (process.ppid !== expectedParent) throw new Error('parent already gone');
+  native.watchPidfd(native.pidfdOpen(expectedParent), () => void shutdown());
+} catch {
+  void shutdown();
+}
+
+for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => void shutdown());
+
+async function handle(request: Request): Promise<unknown> {
+  if (shuttingDown) throw new ProtocolError('the supervisor is shutting down');
+  switch (request.type) {
+    case 'hello':
+      return hello(request.config);
+    case 'ping':
+      return { pid: process.pid };
+    case 'spawn': {
+      const job = SupervisedJob.start(request.params, requireStrategy(), requireConfig(), {
+        onExited: (exited) =>
+          channel.send({ event: 'exited', job: exited.id, code: exited.exit!.code, signal: exited.exit!.signal, at: exited.exit!.at }),
+        onDone: (finished) => channel.send({ event: 'done', job: finished.id, at: Date.now() }),
+      });
+      jobs.set(job.id, job);
+      return job.reply;
+    }
+    case 'kill':
+      return findJob(request.params.job).kill(request.params);
+    case 'read': {
+      const { job, ...options } = request.params;
+      const found = findJob(job);
+      return { output: found.read(options), facts: found.facts() };
+    }
+    case 'facts':
+      return findJob(request.job).facts();
+    case 'forget': {
+      const job = findJob(request.job);
+      if (!job.done) throw new InvalidInputError(`job ${request.job} is still running; only finished jobs can be forgotten`);
+      jobs.delete(request.job);
+      return null;
+    }
+    case 'shutdown':
+      void shutdown();
+      return null;
+    default:
+      throw new ProtocolError(`unknown request type ${JSON.stringify((request as { type: unknown }).type)}`);
+  }
+}
+
+function hello(requested: SupervisorConfig): HelloReply {
+  if (config) throw new ProtocolError('hello was already received');
+  config = requested;
+  strategy = chooseContainment(requested.containment, requested.cgroupParent);
+  return {
+    pid: process.pid,
+    containment: strategy.info,
+    subreaper: native.isChildSubreaper(),
+    moduleLoadList: (process as unknown as { moduleLoadList?: string[] }).moduleLoadList ?? [],
+  };
+}
+
+function requireStrategy(): ContainmentStrategy {
+  if (!strategy) throw new ProtocolError('hello must come first');
+  return strategy;
+}
+
+function requireConfig(): SupervisorConfig {
+  if (!config) throw new ProtocolError('hello must come first');
+  return config;
+}
+
+function findJob(id: number): SupervisedJob {
+  const job = jobs.get(id);
+  if (!job) throw new JobNotFoundError(id, [...jobs.keys()]);
+  return job;
+}
+
+/** Stops every job now (no grace: the runtime is gone or asked), removes our cgroups, exits. */
+function shutdown(): Promise<void> {
+  shuttingDown ??= (async () => {
+    await Promise.all([...jobs.values()].map((job) => job.destroy()));
+    strategy?.dispose();
+    channel.close();
+    process.exit(0);
+  })();
+  return shuttingDown;
+}
