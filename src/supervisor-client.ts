@@ -71,7 +71,14 @@ export class SupervisorClient {
       // Its own session and process group: a Ctrl-C at the runtime's terminal must not reach it.
       detached: true,
       stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
-      env: { ...process.env, HEPH_JOBS_PARENT_PID: String(process.pid) },
+      env: {
+        ...process.env,
+        HEPH_JOBS_PARENT_PID: String(process.pid),
+        // msgpackr's optional native extractor loads child_process (through its libc detection,
+        // which may even spawn `getconf`); a child spawned by libuv inside the supervisor would
+        // race our reaper for its exit status. The pure-JS decoder is fast enough for our frames.
+        MSGPACKR_NATIVE_ACCELERATION_DISABLED: 'true',
+      },
     });
     if (child.pid === undefined) {
       const error = await new Promise<Error>((resolve) => child.once('error', resolve));

@@ -303,7 +303,7 @@ export class OutputRing {
 
     // Head lines the caller has not seen: after `since` and before the first line returned.
     const head: OutputLine[] = [];
-    const headEnd = firstComplete(lines) ?? (options.since === undefined ? total : Math.min(total, firstSeq));
+    const headEnd = firstComplete(lines) ?? (options.since === undefined ? total : firstSeq);
     if (!limitedByBytes) {
       for (const h of this.head) {
         if (h.seq <= since) continue;

@@ -214,7 +214,7 @@ describe('OutputRing byte bounds', () => {
 
   it('gives the head what the lines leave of the byte budget', () => {
     const ring = numbered(3000);
-    const read = ring.read({ tail: 2, maxBytes: 16 + 6 + 6 + 6 });
+    const read = ring.read({ tail: 2, maxBytes: 9 + 9 + 6 + 6 + 6 });
     expect(seqs(read.lines)).toEqual([2998, 2999]);
     expect(read.head.map((l) => l.text)).toEqual(['line 0', 'line 1', 'line 2']);
     expect(read.limitedByBytes).toBe(true);
@@ -226,9 +226,10 @@ describe('OutputRing byte bounds', () => {
     const stats = ring.stats();
     expect(stats).toMatchObject({ totalLines: 100, retainedLines: 10, retainedBytes: 1000, droppedLines: 90 });
     expect(seqs(ring.read({ tail: 100 }).lines)).toEqual(range(90, 100));
-    // A long line pushes out several short ones.
+    // A long line (cut to 200 bytes) pushes out two short ones.
     ring.push('stdout', Buffer.from(`${'x'.repeat(500)}\n`));
-    expect(ring.stats()).toMatchObject({ retainedLines: 6, retainedBytes: 200 + 500, truncatedLines: 1, truncatedBytes: 300 });
+    expect(ring.stats()).toMatchObject({ retainedLines: 9, retainedBytes: 1000, droppedLines: 92, truncatedLines: 1, truncatedBytes: 300 });
+    expect(seqs(ring.read({ tail: 100 }).lines)).toEqual(range(92, 101));
   });
 
   it('keeps the ring within both bounds for random line lengths (model check)', () => {
