@@ -24,7 +24,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("cgroupRemove", Napi::Function::New(env, heph::CgroupRemove, "cgroupRemove"));
   exports.Set("cgroupKill", Napi::Function::New(env, heph::CgroupKill, "cgroupKill"));
   exports.Set("cgroupPopulated", Napi::Function::New(env, heph::CgroupPopulated, "cgroupPopulated"));
-  exports.Set("lockFile", Napi::Function::New(env, heph::LockFile, "lockFile"));
+  exports.Set("lockOpen", Napi::Function::New(env, heph::LockOpen, "lockOpen"));
+  exports.Set("lockRange", Napi::Function::New(env, heph::LockRange, "lockRange"));
   return exports;
 }
 

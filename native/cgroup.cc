@@ -78,27 +78,32 @@ Napi::Value CgroupPopulated(const Napi::CallbackInfo& info) {
   return Napi::Boolean::New(info.Env(), field[10] == '1');
 }
 
-// lockFile(path, exclusive) -> fd holding the lock, or -1 when another open file description
-// holds a conflicting lock. The lock is an OFD lock on the whole file: it belongs to this open
-// file description, so it is not dropped when some other fd to the same file is closed (as a
-// classic F_SETLK lock would be), and it goes away only with the last fd, i.e. when we release
-// it or when this process dies.
-Napi::Value LockFile(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  std::string path = PathArg(info, "lockFile(path, exclusive)");
-  if (info.Length() < 2 || !info[1].IsBoolean()) ThrowTypeError(env, "lockFile(path, exclusive): exclusive must be a boolean");
-  bool exclusive = info[1].As<Napi::Boolean>().Value();
+// lockOpen(path) -> fd of a lock file (created 0600, close-on-exec, never through a symlink).
+Napi::Value LockOpen(const Napi::CallbackInfo& info) {
+  std::string path = PathArg(info, "lockOpen(path)");
   int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) throw ErrnoError(env, errno, "open", path);
+  if (fd < 0) throw ErrnoError(info.Env(), errno, "open", path);
+  return Napi::Number::New(info.Env(), fd);
+}
+
+// lockRange(fd, exclusive, start, length) -> true when the OFD lock is held, false when another
+// open file description holds a conflicting one. OFD locks belong to the open file description:
+// unlike classic F_SETLK locks they are not dropped when some other fd to the same file is closed,
+// and they go away only when we close this fd or the process dies.
+Napi::Value LockRange(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() != 4 || !info[0].IsNumber() || !info[1].IsBoolean() || !info[2].IsNumber() || !info[3].IsNumber()) {
+    ThrowTypeError(env, "lockRange(fd, exclusive, start, length): fd, start and length must be numbers, exclusive a boolean");
+  }
   struct flock lock;
   std::memset(&lock, 0, sizeof lock);
-  lock.l_type = exclusive ? F_WRLCK : F_RDLCK;
+  lock.l_type = info[1].As<Napi::Boolean>().Value() ? F_WRLCK : F_RDLCK;
   lock.l_whence = SEEK_SET;
-  if (fcntl(fd, F_OFD_SETLK, &lock) == 0) return Napi::Number::New(env, fd);
-  int err = errno;
-  close(fd);
-  if (err == EAGAIN || err == EACCES) return Napi::Number::New(env, -1);
-  throw ErrnoError(env, err, "fcntl(F_OFD_SETLK)", path);
+  lock.l_start = static_cast<off_t>(info[2].As<Napi::Number>().Int64Value());
+  lock.l_len = static_cast<off_t>(info[3].As<Napi::Number>().Int64Value());
+  if (fcntl(info[0].As<Napi::Number>().Int32Value(), F_OFD_SETLK, &lock) == 0) return Napi::Boolean::New(env, true);
+  if (errno == EAGAIN || errno == EACCES) return Napi::Boolean::New(env, false);
+  throw ErrnoError(env, errno, "fcntl(F_OFD_SETLK)");
 }
 
 }  // namespace heph

@@ -9,6 +9,7 @@ Napi::Value CgroupCreate(const Napi::CallbackInfo& info);
 Napi::Value CgroupRemove(const Napi::CallbackInfo& info);
 Napi::Value CgroupKill(const Napi::CallbackInfo& info);
 Napi::Value CgroupPopulated(const Napi::CallbackInfo& info);
-Napi::Value LockFile(const Napi::CallbackInfo& info);
+Napi::Value LockOpen(const Napi::CallbackInfo& info);
+Napi::Value LockRange(const Napi::CallbackInfo& info);
 
 }  // namespace heph

@@ -2,7 +2,22 @@
 export { JobRuntime } from './runtime.js';
 export type { BackgroundInput, StatusOptions, KillOptions, Capabilities, JobEvent } from './runtime.js';
 export type { JobRuntimeOptions } from './options.js';
-export type { JobReport } from './report.js';
+export { buildListReport, formatElapsed } from './report.js';
+export type { JobReport, JobListReport, ReportState } from './report.js';
+export { createTools } from './tools/index.js';
+export type {
+  ApprovalAnswer,
+  ApprovalRequest,
+  Approver,
+  BackgroundToolInput,
+  CreateToolsOptions,
+  JobKillToolInput,
+  JobStatusToolInput,
+  ToolContext,
+  ToolDefinition,
+  ToolRuntime,
+  Tools,
+} from './tools/index.js';
 export type { JobState } from './job-record.js';
 export type { ContainmentChoice, ContainmentMode, Containment, SignalName, OutputLine, OutputSnapshot } from './protocol/messages.js';
 export * from './errors.js';

@@ -2,10 +2,12 @@
  * What the runtime remembers of each job: the command as the model gave it, and the lifecycle as
  * the supervisor reports it.
  */
+import type { Lease, NormalizedResource } from './locks/index.js';
 import type { ContainmentMode } from './protocol/messages.js';
 
-/** `running`; `exited` with a code; `killed` by a signal; `failed` to start; `lost` with its supervisor. */
-export type JobState = 'starting' | 'running' | 'exited' | 'killed' | 'failed' | 'lost';
+/** `waiting` for its locks; `running`; `exited` with a code; `killed` by a signal; `failed` to
+ * start; `lost` with its supervisor. (`starting` is internal: shown as running.) */
+export type JobState = 'waiting' | 'starting' | 'running' | 'exited' | 'killed' | 'failed' | 'lost';
 
 export interface JobRecord {
   id: number;
@@ -26,8 +28,20 @@ export interface JobRecord {
   /** The supervisor that owns it (its pid), for cleanup after that supervisor dies. */
   supervisorPid: number | null;
   containment: ContainmentMode | null;
+  /** Resources the job holds (or waits for), released only after its cleanup. */
+  lease: Lease | null;
+  /** The resources asked for, while waiting. */
+  wants: NormalizedResource[];
+  /** Cancels the wait for locks. */
+  abort: AbortController | null;
 }
 
+/** Counts toward the cap: started and not yet ended. */
 export function isActive(record: JobRecord): boolean {
   return record.state === 'starting' || record.state === 'running';
+}
+
+/** Not yet ended: waiting for locks, starting or running. */
+export function isLive(record: JobRecord): boolean {
+  return record.state === 'waiting' || isActive(record);
 }

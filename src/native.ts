@@ -63,8 +63,10 @@ export interface NativeAddon {
   /** False when the cgroup no longer exists. */
   cgroupKill(dir: string): boolean;
   cgroupPopulated(dir: string): boolean;
-  /** An fd holding an OFD lock on the file, or -1 when someone else holds a conflicting one. */
-  lockFile(file: string, exclusive: boolean): number;
+  /** Opens (creating 0600) a lock file; close it with closeFd to drop its locks. */
+  lockOpen(file: string): number;
+  /** Takes an OFD lock on [start, start+length) of the file; false when someone holds a conflicting one. */
+  lockRange(fd: number, exclusive: boolean, start: number, length: number): boolean;
 }
 
 const here = path.dirname(fileURLToPath(import.meta.url));

@@ -2,6 +2,8 @@
  * Runtime options: defaults in one place (each with where it comes from), normalised once and
  * validated with messages that name the option, say what is accepted, and show what was received.
  */
+import os from 'node:os';
+import path from 'node:path';
 import type { ContainmentChoice } from './protocol/messages.js';
 
 /** The settle window: long enough for "command not found" to come back, short enough not to notice. */
@@ -47,6 +49,9 @@ export interface JobRuntimeOptions {
   killGraceMs?: number;
   /** Lines kept per job. Default: 2000. */
   outputLines?: number;
+  /** Directory of the resource lock files, shared by every runtime on the machine that should
+   * exclude each other. Default: `$XDG_RUNTIME_DIR/heph-jobs/locks`, else `<tmpdir>/heph-jobs-<uid>/locks`. */
+  lockDir?: string;
   /** Bytes per line before it is cut. Default: 8192. */
   lineBytes?: number;
   /** Bytes kept per job's ring. Default: 4 MiB. */
@@ -65,6 +70,7 @@ export interface NormalizedOptions {
   keepFinished: number;
   killGraceMs: number;
   outputLines: number;
+  lockDir: string;
   lineBytes: number;
   outputBytes: number;
 }
@@ -110,9 +116,16 @@ export function normalizeOptions(options: JobRuntimeOptions = {}): NormalizedOpt
     keepFinished: integerOption('keepFinished', options.keepFinished, KEEP_FINISHED, 0, 10_000),
     killGraceMs: integerOption('killGraceMs', options.killGraceMs, KILL_GRACE_MS, 0, 600_000),
     outputLines: integerOption('outputLines', options.outputLines, OUTPUT_MAX_LINES, 1, 1_000_000),
+    lockDir: stringOption('lockDir', options.lockDir, defaultLockDir()),
     lineBytes: integerOption('lineBytes', options.lineBytes, OUTPUT_MAX_LINE_BYTES, 16, 1024 * 1024),
     outputBytes: integerOption('outputBytes', options.outputBytes, OUTPUT_MAX_BYTES, 1024, 1024 * 1024 * 1024),
   };
+}
+
+function defaultLockDir(): string {
+  const runtimeDir = process.env.XDG_RUNTIME_DIR;
+  if (runtimeDir && path.isAbsolute(runtimeDir)) return path.join(runtimeDir, 'heph-jobs', 'locks');
+  return path.join(os.tmpdir(), `heph-jobs-${process.getuid?.() ?? 'user'}`, 'locks');
 }
 
 export function describe(value: unknown): string {

@@ -1,16 +1,29 @@
 /**
  * Reports: what the tools return to the model and what the library returns to its host. The text
- * follows SPEC 3 exactly; the structured fields carry the same facts.
+ * follows SPEC 3 exactly; the structured fields carry the same facts. Every sentence a model reads
+ * about a job is worded here and nowhere else.
+ *
+ * ```
+ * job 0 running 0:02 npm run dev
+ * > vite v5.0.0 dev server running at:
+ * > http://localhost:5173/
+ * job_status {"id": 0} reads more; job_kill {"id": 0} stops it.
+ * ```
  */
 import type { JobRecord, JobState } from './job-record.js';
 import type { OutputLine, OutputSnapshot } from './protocol/messages.js';
 
 export type { OutputSnapshot };
 
+/** A job's state as reports show it (`starting` is internal and shown as `running`). */
+export type ReportState = Exclude<JobState, 'starting'>;
+
 export interface JobReport {
   id: number;
-  state: JobState;
+  state: ReportState;
+  /** The leader's exit code, when `state` is `exited`. */
   exitCode: number | null;
+  /** Name of the signal that ended the leader (`SIGTERM`), when `state` is `killed`. */
   signal: string | null;
   command: string;
   pid: number | null;
@@ -21,17 +34,44 @@ export interface JobReport {
   cleanedUp: boolean;
   /** Why the job failed or was lost. */
   reason: string | null;
+  /** The read this report shows; null when none was made (lists, failed or lost jobs). */
   output: OutputSnapshot | null;
+  /** The first line of `text`: `job <id> <state> <elapsed> <command>`. */
+  header: string;
   text: string;
+}
+
+/** `job_status` with no id. */
+export interface JobListReport {
+  jobs: JobReport[];
+  /** Jobs running now (they count toward `maxJobs`). */
+  running: number;
+  maxJobs: number;
+  /** One header line per job, then `N of <maxJobs> running`. */
+  text: string;
+}
+
+export interface ReportContext {
+  /** The runtime's cap on jobs running at once. */
+  maxJobs: number;
+  /**
+   * The `since` of a cursor read, when `output` came from one; a tail read when absent. It changes
+   * how lines before those shown are described ("gone since the last read" vs. "earlier").
+   */
+  since?: number;
 }
 
 /** `m:ss`, or `h:mm:ss` past an hour. */
 export function formatElapsed(ms: number): string {
-  const total = Math.max(0, Math.floor(ms / 1000));
+  const total = Number.isFinite(ms) ? Math.max(0, Math.floor(ms / 1000)) : 0;
   const hours = Math.floor(total / 3600);
   const minutes = Math.floor((total % 3600) / 60);
   const seconds = String(total % 60).padStart(2, '0');
   return hours > 0 ? `${hours}:${String(minutes).padStart(2, '0')}:${seconds}` : `${minutes}:${seconds}`;
+}
+
+function reportState(state: JobState): ReportState {
+  return state === 'starting' ? 'running' : state;
 }
 
 function stateWord(record: JobRecord): string {
@@ -40,96 +80,150 @@ function stateWord(record: JobRecord): string {
       return `exited ${record.exitCode ?? '?'}`;
     case 'killed':
       return `killed ${record.signal ?? '?'}`;
-    case 'starting':
-      return 'running';
     default:
-      return record.state;
+      return reportState(record.state);
   }
 }
 
+/** `job <id> <state> <elapsed> <command>`; a multi-line command is shown on one line. */
 export function headerLine(record: JobRecord, now = Date.now()): string {
   const elapsed = formatElapsed((record.endedAt ?? now) - record.startedAt);
-  return `job ${record.id} ${stateWord(record)} ${elapsed} ${record.command}`;
+  return `job ${record.id} ${stateWord(record)} ${elapsed} ${oneLine(record.command)}`;
+}
+
+/** Newlines in a command would break "one header line per job": shown as `\n`. */
+function oneLine(text: string): string {
+  return text.replace(/\r?\n|\r/g, (match) => (match === '\r' ? '\\r' : '\\n'));
 }
 
 function plural(count: number, word: string): string {
   return `${count} ${word}${count === 1 ? '' : 's'}`;
 }
 
-function outputLine(line: OutputLine): string {
-  const mark = line.stream === 'stderr' ? '! ' : '> ';
-  const cut = line.cutBytes > 0 ? ` [${plural(line.cutBytes, 'byte')} cut]` : '';
-  return `${mark}${line.text}${cut}`;
+function idArg(record: JobRecord): string {
+  return `{"id": ${record.id}}`;
 }
 
-function outputSection(record: JobRecord, output: OutputSnapshot): string[] {
-  const lines: string[] = [];
-  const shownFrom = output.lines[0]?.seq ?? output.next + 1;
-  if (output.head.length > 0) {
-    lines.push(`first ${plural(output.head.length, 'line')}:`);
-    for (const line of output.head) lines.push(outputLine(line));
-    lines.push(`last lines:`);
+function outputLine(line: OutputLine & { clippedBytes?: number }): string {
+  const mark = line.stream === 'stderr' ? '! ' : '> ';
+  let note = '';
+  if (line.cutBytes > 0) note += ` [line cut: ${plural(line.cutBytes, 'more byte')} not kept]`;
+  if (line.clippedBytes !== undefined && line.clippedBytes > 0) {
+    note += ` [${plural(line.clippedBytes, 'more byte')} not shown: this read reached its size limit]`;
   }
-  if (output.earlier > 0) {
-    const kept = output.earlier - output.dropped;
-    const gone = output.dropped > 0 ? `; the oldest ${plural(output.dropped, 'line')} are gone (only the last lines are kept)` : '';
-    const read = kept > 0 ? `; job_status {"id": ${record.id}, "lines": ${Math.min(kept + output.lines.length, 2000)}} shows more` : '';
-    lines.push(`(${plural(output.earlier, 'earlier line')}${gone}${read})`);
+  return `${mark}${line.text}${note}`;
+}
+
+/** The line before the output that says what came earlier and whether it can still be read. */
+function earlierLine(record: JobRecord, output: OutputSnapshot, context: ReportContext): string | null {
+  const shown = output.lines.length;
+  const gone = (count: number) => (count === 1 ? 'is gone' : 'are gone');
+  if (context.since !== undefined) {
+    if (output.dropped <= 0) return null;
+    return `(${plural(output.dropped, 'line')} since the last read ${gone(output.dropped)}: only the newest lines of a job's output are kept)`;
   }
-  for (const line of output.lines) lines.push(outputLine(line));
+  const earlier = output.earlier;
+  if (earlier <= 0) return null;
+  const dropped = Math.min(output.dropped, earlier);
+  const readable = earlier - dropped;
   if (output.limitedByBytes) {
-    lines.push(`(output cut to the byte limit of this read; read on with job_status {"id": ${record.id}, "since": ${output.next}})`);
+    // The read stopped at its byte bound: asking for more lines would not show more.
+    const lost = dropped > 0 ? `; the first ${dropped} of them ${gone(dropped)}, since only the newest lines are kept` : '';
+    return `(${plural(earlier, 'earlier line')} not shown: the lines shown already fill what one read returns${lost})`;
   }
-  if (output.truncatedLines > 0 && output.lines.some((line) => line.cutBytes > 0)) {
-    lines.push(`(lines longer than the line limit are cut; the cut is shown at the end of each)`);
+  const more = `job_status {"id": ${record.id}, "lines": ${readable + shown}}`;
+  if (dropped === 0) return `(${plural(earlier, 'earlier line')} not shown; ${more} shows them)`;
+  if (readable === 0) return `(${plural(earlier, 'earlier line')} ${gone(earlier)}: only the newest lines of a job's output are kept)`;
+  return (
+    `(${plural(earlier, 'earlier line')}: the first ${dropped} ${gone(dropped)}, since only the newest lines are kept; ` +
+    `the other ${readable} can be shown with ${more})`
+  );
+}
+
+function outputSection(record: JobRecord, output: OutputSnapshot, context: ReportContext): string[] {
+  const lines: string[] = [];
+  const earlier = earlierLine(record, output, context);
+  if (earlier !== null) lines.push(earlier);
+  for (const line of output.lines) lines.push(outputLine(line));
+  if (context.since !== undefined && output.limitedByBytes) {
+    lines.push(`(this read reached its size limit; job_status {"id": ${record.id}, "since": ${output.next}} reads on)`);
   }
-  void shownFrom;
+  if (output.lines.length === 0 && earlier === null) {
+    if (context.since !== undefined) lines.push('(no new output since the last read)');
+    else if (output.totalLines === 0) lines.push(isRunning(record) ? '(no output yet)' : '(no output)');
+  }
   return lines;
 }
 
+function isRunning(record: JobRecord): boolean {
+  return record.state === 'running' || record.state === 'starting';
+}
+
+/** The last line: what the model can do next. */
 function nextStep(record: JobRecord): string {
-  const id = `{"id": ${record.id}}`;
+  const id = idArg(record);
   switch (record.state) {
     case 'running':
     case 'starting':
       return `job_status ${id} reads more; job_kill ${id} stops it.`;
+    case 'waiting': {
+      const wants = record.wants.map((res) => (res.mode === 'shared' ? `${res.resource} (shared)` : res.resource));
+      const what = wants.length > 0 ? `: ${wants.join(', ')}` : '';
+      return `job ${record.id} has not started: it waits for its locks${what}. job_status ${id} shows when it runs; job_kill ${id} gives up on it.`;
+    }
     case 'failed':
-      return `the job did not start: ${record.reason ?? 'unknown reason'}. Fix the command or its directory and call background again.`;
-    case 'lost':
-      return `job ${record.id} is lost: ${record.reason ?? 'its supervisor died'}. Start it again with background if it is still needed.`;
+      return `job ${record.id} could not start: ${sentence(record.reason ?? 'the reason is unknown')} Fix the command or its working directory, then call background again.`;
+    case 'lost': {
+      const rest = record.cleanedUp ? '' : ' What is left of it is still being stopped.';
+      return `job ${record.id} is lost: ${sentence(record.reason ?? 'its supervisor died')}${rest} Its output is gone; call background again if the job is still needed.`;
+    }
     default:
       return record.cleanedUp
-        ? `job ${record.id} has ended; job_status ${id} still reads its output.`
-        : `job ${record.id} has ended; processes it left behind are being stopped. job_status ${id} reads its output.`;
+        ? `job ${record.id} has ended; its output stays readable with job_status ${id}.`
+        : `job ${record.id}'s shell has ended, but processes it started are still being stopped; job_status ${id} shows when they are gone.`;
   }
 }
 
-export function buildReport(record: JobRecord, output: OutputSnapshot | null, _context: { maxJobs: number }, now = Date.now()): JobReport {
-  const text = [headerLine(record, now)];
-  if (output) text.push(...outputSection(record, output));
+/** Ends a clause from elsewhere (an error message) as a sentence. */
+function sentence(text: string): string {
+  const trimmed = text.trim();
+  return /[.!?]$/.test(trimmed) ? trimmed : `${trimmed}.`;
+}
+
+/** The report of one job: header, the output read (if any), and what to do next. */
+export function buildReport(record: JobRecord, output: OutputSnapshot | null, context: ReportContext, now = Date.now()): JobReport {
+  const header = headerLine(record, now);
+  const text = [header];
+  if (output) text.push(...outputSection(record, output, context));
   text.push(nextStep(record));
   return {
     id: record.id,
-    state: record.state === 'starting' ? 'running' : record.state,
+    state: reportState(record.state),
     exitCode: record.exitCode,
     signal: record.signal,
     command: record.command,
     pid: record.pid,
     startedAt: record.startedAt,
     endedAt: record.endedAt,
-    elapsedMs: (record.endedAt ?? now) - record.startedAt,
+    elapsedMs: Math.max(0, (record.endedAt ?? now) - record.startedAt),
     cleanedUp: record.cleanedUp,
     reason: record.reason,
     output,
+    header,
     text: text.join('\n'),
   };
 }
 
-/** `job_status` with no id: one header per job, then `N of 8 running`. */
-export function listText(reports: readonly JobReport[], maxJobs: number): string {
+/** `job_status` with no id: one header line per job, oldest first, then `N of <maxJobs> running`. */
+export function buildListReport(reports: readonly JobReport[], maxJobs: number): JobListReport {
   const running = reports.filter((report) => report.state === 'running').length;
-  const lines = reports.map((report) => report.text.split('\n')[0]!);
+  const lines = reports.map((report) => report.header);
   if (reports.length === 0) lines.push('no jobs yet; background {"command": "..."} starts one.');
   lines.push(`${running} of ${maxJobs} running`);
-  return lines.join('\n');
+  return { jobs: [...reports], running, maxJobs, text: lines.join('\n') };
+}
+
+/** The text of `buildListReport`. */
+export function listText(reports: readonly JobReport[], maxJobs: number): string {
+  return buildListReport(reports, maxJobs).text;
 }

@@ -11,7 +11,8 @@ import {
   SpawnError,
   SupervisorLostError,
 } from './errors.js';
-import { isActive, type JobRecord } from './job-record.js';
+import { isActive, isLive, type JobRecord } from './job-record.js';
+import { LockTable, normalizeResources, type LockBackend, type LockOwner, type NormalizedResource, type ResourceSpec } from './locks/index.js';
 import { cleanupLostSupervisor } from './lost-cleanup.js';
 import { describe, integerOption, MAX_COMMAND_BYTES, DRAIN_MS, normalizeOptions, type JobRuntimeOptions, type NormalizedOptions } from './options.js';
 import type { Containment, HelloReply, JobFacts, SignalName, SpawnReply, SupervisorConfig, SupervisorEvent } from './protocol/messages.js';
@@ -28,6 +29,14 @@ export interface BackgroundInput {
   stdin?: boolean;
   /** One interleaved stream for stdout and stderr. Default: false. */
   merge?: boolean;
+  /** Resources the job holds from before it spawns until its cleanup is complete. Default: none. */
+  locks?: readonly ResourceSpec[];
+  /** The ref (branch/worktree name) the call belongs to, for messages. */
+  ref?: string;
+  /** Cancels the wait for locks. */
+  signal?: AbortSignal;
+  /** Milliseconds to wait for locks before giving up. Default: no limit. */
+  lockTimeoutMs?: number;
 }
 
 export interface StatusOptions {
@@ -74,10 +83,15 @@ export class JobRuntime {
   private starting: Promise<SupervisorClient> | null = null;
   private readonly lostCleanups = new Set<Promise<void>>();
   private nextId = 0;
+  private nextLease = 1;
   private closed = false;
+  /** The resource-lock table: jobs and the host's own actions (its shell tool, its publication
+   * step) take resources here; every grant is also held as kernel locks by the supervisor. */
+  readonly locks: LockTable;
 
   private constructor(options: NormalizedOptions) {
     this.options = options;
+    this.locks = new LockTable({ backend: this.kernelLockBackend() });
   }
 
   /** Validates the options. The supervisor itself starts with the first call that needs it. */
@@ -89,21 +103,22 @@ export class JobRuntime {
     return this.options;
   }
 
-  /** Starts `command` through the shell; answers after the settle window (earlier if it ends). */
+  /** Starts `command` through the shell; answers after the settle window (earlier if it ends).
+   * With `locks`, first waits (fairly, visible in list()) until it holds all of them. */
   async background(input: BackgroundInput): Promise<JobReport> {
     this.assertOpen();
     const command = validateCommand(input?.command);
-    const running = [...this.records.values()].filter(isActive);
-    if (running.length >= this.options.maxJobs) throw new JobLimitError(this.options.maxJobs, running);
+    this.assertBelowCap();
     const cwd = input.cwd ?? this.options.cwd;
     const env = envEntries(input.env ?? this.options.env);
-    const supervisor = await this.ensureSupervisor();
+    const wants = normalizeResources(input.locks ?? []);
+    const lockTimeoutMs = input.lockTimeoutMs === undefined ? undefined : integerOption('lockTimeoutMs', input.lockTimeoutMs, 0, 0, 2 ** 31 - 1);
     const id = this.nextId++;
     const record: JobRecord = {
       id,
       command,
       cwd,
-      state: 'starting',
+      state: wants.length > 0 ? 'waiting' : 'starting',
       pid: null,
       cgroup: null,
       exitCode: null,
@@ -112,11 +127,30 @@ export class JobRuntime {
       endedAt: null,
       cleanedUp: false,
       reason: null,
-      supervisorPid: supervisor.pid,
-      containment: supervisor.hello?.containment.mode ?? null,
+      supervisorPid: null,
+      containment: null,
+      lease: null,
+      wants,
+      abort: null,
     };
     this.records.set(id, record);
+    this.changed();
     try {
+      if (wants.length > 0) {
+        record.abort = new AbortController();
+        const signal = input.signal ? AbortSignal.any([input.signal, record.abort.signal]) : record.abort.signal;
+        const owner: LockOwner = { label: command, kind: 'job', jobId: id, ...(input.ref ? { ref: input.ref } : {}) };
+        record.lease = await this.locks.acquire(owner, wants, { signal, ...(lockTimeoutMs === undefined ? {} : { timeoutMs: lockTimeoutMs }) });
+        record.abort = null;
+        // Others may have started while we waited: the cap is checked again, holding nothing if refused.
+        this.assertBelowCap(record);
+        record.state = 'starting';
+        record.startedAt = Date.now();
+        this.changed();
+      }
+      const supervisor = await this.ensureSupervisor();
+      record.supervisorPid = supervisor.pid;
+      record.containment = supervisor.hello?.containment.mode ?? null;
       const reply = (await supervisor.request({
         type: 'spawn',
         params: { job: id, command, cwd, env, stdin: input.stdin === true, merge: input.merge === true, shell: this.options.shell },
@@ -126,20 +160,69 @@ export class JobRuntime {
       record.startedAt = reply.startedAt;
       if (record.state === 'starting') record.state = 'running';
     } catch (error) {
-      if (error instanceof SupervisorLostError) {
-        record.state = 'lost';
-        record.reason = `its supervisor died while the job was being started, so whether it ran is unknown; nothing of it was left running (${error.message})`;
-      } else {
-        record.state = 'failed';
-        record.reason = error instanceof Error ? error.message : String(error);
-      }
-      record.endedAt = Date.now();
-      record.cleanedUp = true;
-      this.changed();
+      this.failRecord(record, error);
       return this.report(record, null);
     }
     await this.settle(record);
     return this.status(id);
+  }
+
+  /** The resources job `id` holds (empty once released, or if it never asked for any). */
+  heldResources(id: number): NormalizedResource[] {
+    const record = this.find(id);
+    return record.lease && !record.lease.released ? [...record.lease.resources] : [];
+  }
+
+  private assertBelowCap(except?: JobRecord): void {
+    const running = [...this.records.values()].filter((record) => isActive(record) && record !== except);
+    if (running.length >= this.options.maxJobs) throw new JobLimitError(this.options.maxJobs, running);
+  }
+
+  /** A call that did not produce a running job: says why, and holds nothing afterwards. */
+  private failRecord(record: JobRecord, error: unknown): void {
+    if (error instanceof SupervisorLostError) {
+      record.state = 'lost';
+      record.reason = `its supervisor died while the job was being started, so whether it ran is unknown; nothing of it was left running (${error.message})`;
+    } else {
+      record.state = 'failed';
+      record.reason = error instanceof Error ? error.message : String(error);
+    }
+    record.abort = null;
+    record.endedAt = Date.now();
+    record.cleanedUp = true;
+    this.releaseLease(record);
+    this.changed();
+  }
+
+  private releaseLease(record: JobRecord): void {
+    record.lease?.release();
+  }
+
+  /** Every grant of the lock table is also taken as kernel OFD locks by the supervisor. */
+  private kernelLockBackend(): LockBackend {
+    return {
+      acquire: async (resources, owner, signal) => {
+        const supervisor = await this.ensureSupervisor();
+        const lease = this.nextLease++;
+        const onAbort = () => void supervisor.request({ type: 'unlock', lease }).catch(() => undefined);
+        signal.addEventListener('abort', onAbort, { once: true });
+        try {
+          await supervisor.request({
+            type: 'lock',
+            lease,
+            resources: resources.map(({ resource, kind, value, mode }) => ({ resource, kind, value, mode })),
+            owner: { label: owner.label, job: typeof owner.jobId === 'number' ? owner.jobId : null },
+          });
+        } finally {
+          signal.removeEventListener('abort', onAbort);
+        }
+        return {
+          release: () => {
+            if (!supervisor.isLost) void supervisor.request({ type: 'unlock', lease }).catch(() => undefined);
+          },
+        };
+      },
+    };
   }
 
   /** The job's state and the last lines of its output (or the lines after a cursor). */
@@ -149,7 +232,7 @@ export class JobRuntime {
     const since = options.since === undefined ? undefined : integerOption('since', options.since, -1, -1, Number.MAX_SAFE_INTEGER);
     const maxBytes = integerOption('maxBytes', options.maxBytes, 65_536, 1, 16 * 1024 * 1024);
     const output = await this.readOutput(record, { tail, since, maxBytes });
-    return this.report(record, output);
+    return this.report(record, output, since);
   }
 
   /** One report (without output) per job, oldest first. */
@@ -165,6 +248,13 @@ export class JobRuntime {
       throw new InvalidInputError(`signal must be one of ${SIGNAL_NAMES.join(', ')}; received ${describe(signal)}`);
     }
     const graceMs = integerOption('graceMs', options.graceMs, this.options.killGraceMs, 0, 600_000);
+    if (record.state === 'waiting') {
+      // Not started: cancelling its wait is the whole stop (unless it was granted just now).
+      record.abort?.abort(new Error('killed while waiting for its locks'));
+      await this.waitFor(() => record.state !== 'waiting', 10_000);
+    }
+    // Being spawned: let the spawn land first, so the kill cannot miss it.
+    if (record.state === 'starting') await this.waitFor(() => record.state !== 'starting', 30_000);
     if (!record.cleanedUp && record.state !== 'lost' && record.state !== 'failed') {
       const supervisor = this.supervisor;
       if (supervisor && supervisor.pid === record.supervisorPid) {
@@ -209,7 +299,7 @@ export class JobRuntime {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    const active = [...this.records.values()].filter((record) => !record.cleanedUp && record.state !== 'lost');
+    const active = [...this.records.values()].filter((record) => !record.cleanedUp && record.state !== 'lost' && record.state !== 'failed');
     await Promise.all(active.map((record) => this.kill(record.id).catch(() => undefined)));
     if (this.starting) await this.starting.catch(() => undefined);
     await this.supervisor?.shutdown();
@@ -276,6 +366,7 @@ export class JobRuntime {
     return {
       containment: o.containment,
       cgroupParent: o.cgroupParent,
+      lockDir: o.lockDir,
       forceFork: o.forceFork,
       killGraceMs: o.killGraceMs,
       drainMs: DRAIN_MS,
@@ -305,9 +396,11 @@ export class JobRuntime {
     this.emit({ type: 'exited', job: record.id });
   }
 
+  /** Every process of the job is gone: only now are its resources released (SPEC 6). */
   private markCleanedUp(record: JobRecord): void {
     if (record.cleanedUp) return;
     record.cleanedUp = true;
+    this.releaseLease(record);
     this.emit({ type: 'cleaned-up', job: record.id });
   }
 
@@ -334,11 +427,11 @@ export class JobRuntime {
     const now = Date.now();
     const orphaned: JobRecord[] = [];
     for (const record of this.records.values()) {
-      if (record.supervisorPid !== lost.pid || record.cleanedUp) continue;
+      if (record.supervisorPid !== lost.pid || record.cleanedUp || record.state === 'waiting') continue;
       orphaned.push(record);
       if (isActive(record)) {
         record.state = 'lost';
-        record.reason = `its supervisor died (${error.message}); what was left of the job has been stopped`;
+        record.reason = `its supervisor died (${error.message})`;
         record.endedAt = now;
         this.emit({ type: 'lost', job: record.id });
       }
@@ -411,8 +504,8 @@ export class JobRuntime {
     }
   }
 
-  private report(record: JobRecord, output: OutputSnapshot | null): JobReport {
-    return buildReport(record, output, { maxJobs: this.options.maxJobs });
+  private report(record: JobRecord, output: OutputSnapshot | null, since?: number): JobReport {
+    return buildReport(record, output, { maxJobs: this.options.maxJobs, ...(since === undefined ? {} : { since }) });
   }
 }
 

@@ -10,6 +10,7 @@ import type { HelloReply, Request, SupervisorConfig } from '../src/protocol/mess
 import { SupervisedJob } from './job.js';
 import { chooseContainment, type ContainmentStrategy } from './containment.js';
 import { SupervisorChannel } from './channel.js';
+import { KernelLocks } from './kernel-locks.js';
 
 process.title = 'heph-jobs supervisor';
 // A write to the runtime's stderr after it died must not crash us before cleanup.
@@ -18,6 +19,7 @@ process.stderr.on('error', () => {});
 const jobs = new Map<number, SupervisedJob>();
 let strategy: ContainmentStrategy | null = null;
 let config: SupervisorConfig | null = null;
+let locks: KernelLocks | null = null;
 let shuttingDown: Promise<void> | null = null;
 
 native.setChildSubreaper();
@@ -72,6 +74,19 @@ async function handle(request: Request): Promise<unknown> {
       jobs.delete(request.job);
       return null;
     }
+    case 'lock': {
+      const job = request.owner.job === null ? null : jobs.get(request.owner.job);
+      await requireLocks().acquire(request.lease, request.resources, {
+        pid: process.pid,
+        owner: request.owner.label,
+        job: request.owner.job,
+        cgroup: job?.identity.cgroup ?? strategy?.info.cgroupRoot ?? null,
+      });
+      return null;
+    }
+    case 'unlock':
+      requireLocks().release(request.lease);
+      return null;
     case 'shutdown':
       void shutdown();
       return null;
@@ -84,6 +99,7 @@ function hello(requested: SupervisorConfig): HelloReply {
   if (config) throw new ProtocolError('hello was already received');
   config = requested;
   strategy = chooseContainment(requested.containment, requested.cgroupParent);
+  locks = new KernelLocks(requested.lockDir);
   return {
     pid: process.pid,
     containment: strategy.info,
@@ -95,6 +111,11 @@ function hello(requested: SupervisorConfig): HelloReply {
 function requireStrategy(): ContainmentStrategy {
   if (!strategy) throw new ProtocolError('hello must come first');
   return strategy;
+}
+
+function requireLocks(): KernelLocks {
+  if (!locks) throw new ProtocolError('hello must come first');
+  return locks;
 }
 
 function requireConfig(): SupervisorConfig {

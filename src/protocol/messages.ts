@@ -8,7 +8,17 @@ export type ContainmentMode = 'cgroup' | 'process-group';
 export type ContainmentChoice = 'auto' | ContainmentMode;
 export type SignalName = 'INT' | 'TERM' | 'KILL';
 
+/** A resource as the supervisor locks it (already validated and normalised by the runtime). */
+export interface LockResource {
+  resource: string;
+  kind: string;
+  value: string;
+  mode: 'exclusive' | 'shared';
+}
+
 export interface SupervisorConfig {
+  /** Directory of the lock files (created 0700). */
+  lockDir: string;
   containment: ContainmentChoice;
   /** Override for the cgroup v2 directory under which the supervisor makes its subtree (tests). */
   cgroupParent: string | null;
@@ -86,6 +96,8 @@ export type Request =
   | { id: number; type: 'read'; params: ReadParams }
   | { id: number; type: 'facts'; job: number }
   | { id: number; type: 'forget'; job: number }
+  | { id: number; type: 'lock'; lease: number; resources: LockResource[]; owner: { label: string; job: number | null } }
+  | { id: number; type: 'unlock'; lease: number }
   | { id: number; type: 'ping' }
   | { id: number; type: 'shutdown' };
 

@@ -35,8 +35,14 @@ describe('oracles without containment', () => {
       const [setsid, , pgrp] = escapers.map((proc) => readProcStat(proc.pid)!);
       expect(setsid!.sid).not.toBe(leader.pid);
       expect(pgrp!.pgid).toBe(pgrp!.pid);
-      // Clean up by pid (only processes this test started), then the oracle must see EOF.
+      // Clean up by pid and by the leader's process group (only processes this test started:
+      // the escapers, and the fixture's own last sleep), then the oracle must see EOF.
       for (const proc of escapers) process.kill(proc.pid, 'SIGKILL');
+      try {
+        process.kill(-leader.pid!, 'SIGKILL');
+      } catch {
+        // the group is already empty
+      }
       await oracle.waitEof(5000);
       await waitUntil(() => escapers.every(isReaped), 'escapers reaped');
     } finally {

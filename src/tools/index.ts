@@ -1,0 +1,355 @@
+/**
+ * The tools a host gives its model (SPEC 3): `background` (level 2), `job_status` (level 0),
+ * `job_kill` (level 2), and the user's `/job-kill ID`.
+ *
+ * - Level 0 runs without asking; level 2 asks the host's approver (once / always / deny). An
+ *   "always" remembers the exact permission pattern, a string with no wildcard: `background(npm
+ *   run dev)` approves that command and nothing else. With no approver, level-2 calls are refused.
+ * - Lock rules (host configuration) are expanded per call with `{ref}` and `{worktree}` (the call's
+ *   working directory). `background` holds its rules plus its `locks` for the job's lifetime (the
+ *   runtime takes them). `job_status` / `job_kill` never take their target's resources: if their
+ *   own rules conflict with what the target holds they fail at once, naming the way out
+ *   (`/job-kill ID`); otherwise they hold their own rules for the duration of the call.
+ * - `run` never throws for a model's mistake: every refusal or error is a sentence it can act on.
+ */
+import { JobLimitError, JobNotFoundError } from '../errors.js';
+import {
+  expandRules,
+  normalizeResources,
+  overlaps,
+  validateLockRules,
+  type Lease,
+  type LockRules,
+  type NormalizedResource,
+} from '../locks/index.js';
+import { MAX_COMMAND_BYTES } from '../options.js';
+import { buildListReport, type JobReport } from '../report.js';
+import type { BackgroundInput, JobRuntime } from '../runtime.js';
+import * as say from './messages.js';
+import {
+  backgroundSchema,
+  jobKillSchema,
+  jobStatusSchema,
+  type BackgroundToolInput,
+  type JobKillToolInput,
+  type JobStatusToolInput,
+} from './schema.js';
+import { validate, type JsonSchema } from './validate.js';
+
+export type ApprovalAnswer = 'once' | 'always' | 'deny';
+
+/** Where a call comes from: the ref's worktree, the environment a shell command gets, the ref. */
+export interface ToolContext {
+  /** The job's working directory (the ref's worktree); also `{worktree}` in lock rules. Default: `defaults.cwd`, else the runtime's. */
+  cwd?: string;
+  /** The environment a shell command would get. Default: `defaults.env`, else the runtime's. */
+  env?: NodeJS.ProcessEnv;
+  /** The ref (branch/worktree name) the call belongs to; `{ref}` in lock rules. Default: `defaults.ref`. */
+  ref?: string;
+}
+
+export interface ApprovalRequest {
+  tool: string;
+  /** The exact permission pattern, e.g. `background(npm run dev)`. */
+  pattern: string;
+  input: unknown;
+  context: ToolContext;
+}
+
+/** Asks the user. "always" makes the tools remember `request.pattern` (that exact string). */
+export type Approver = (request: ApprovalRequest) => Promise<ApprovalAnswer>;
+
+export interface ToolDefinition {
+  name: string;
+  /** 0: runs without asking; 2: asks the host's approver. */
+  level: 0 | 2;
+  /** Written for a model. */
+  description: string;
+  /** JSON Schema of the input (`additionalProperties: false`). */
+  inputSchema: object;
+  /** The exact permission pattern of this call; null for a level-0 tool or an input that names nothing. */
+  pattern(input: unknown): string | null;
+  /** Runs the call; the answer is the report text, or a sentence saying why nothing ran. Never throws for bad input. */
+  run(input: unknown, context?: ToolContext): Promise<string>;
+}
+
+export interface CreateToolsOptions {
+  /** Asks the user before a level-2 call. Default: none (level-2 calls are refused). */
+  approve?: Approver;
+  /** Lock rules by tool name (`background`, `job_status`, `job_kill`), e.g. `{ background: ["worktree:{ref}"] }`. Default: none. */
+  rules?: LockRules;
+  /** Context for calls that give none (or leave a field out). Default: the runtime's cwd and env, no ref. */
+  defaults?: ToolContext;
+}
+
+export interface Tools {
+  background: ToolDefinition;
+  job_status: ToolDefinition;
+  job_kill: ToolDefinition;
+  /** The three, in that order. */
+  all: ToolDefinition[];
+  /**
+   * `/job-kill ID`: the user's cancellation. No approval, no rules, never waits for a lock. Accepts
+   * the id as a number or as the text after `/job-kill`. Resolves with the final report (or why not).
+   */
+  userKill(id: number | string): Promise<string>;
+}
+
+/** What the tools use of a runtime (a `JobRuntime` is one). */
+export type ToolRuntime = Pick<JobRuntime, 'background' | 'status' | 'list' | 'kill' | 'userKill' | 'heldResources' | 'locks' | 'settings'>;
+
+/** The tools for `runtime`. Throws (at configuration time) if `rules` or `approve` are malformed. */
+export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = {}): Tools {
+  if (options === null || typeof options !== 'object') throw new TypeError(`createTools options must be an object; received ${typeof options}`);
+  const { approve } = options;
+  if (approve !== undefined && typeof approve !== 'function') {
+    throw new TypeError(`createTools option approve must be a function (request) => Promise<"once" | "always" | "deny">; received ${typeof approve}`);
+  }
+  const rules: LockRules = options.rules === undefined ? {} : validateLockRules(options.rules);
+  const defaults = checkContext('createTools option defaults', options.defaults ?? {});
+  const remembered = new Set<string>();
+  const limits = { maxJobs: runtime.settings.maxJobs, outputLines: runtime.settings.outputLines };
+
+  /** The call's context: each field from the call, else the defaults, else the runtime's. */
+  function resolve(context: ToolContext | undefined): Required<Pick<ToolContext, 'cwd' | 'env'>> & ToolContext {
+    const given: ToolContext = context !== null && typeof context === 'object' ? context : {};
+    const ref = given.ref ?? defaults.ref;
+    return {
+      cwd: given.cwd ?? defaults.cwd ?? runtime.settings.cwd,
+      env: given.env ?? defaults.env ?? runtime.settings.env,
+      ...(ref === undefined ? {} : { ref }),
+    };
+  }
+
+  /** The tool's own rules for this call (throws BadLockRuleError / BadResourceError). */
+  function ownRules(tool: string, context: ToolContext & { cwd: string }): NormalizedResource[] {
+    return expandRules(rules, tool, { ref: context.ref, worktree: context.cwd });
+  }
+
+  /** null: approved. Otherwise the sentence that refuses the call. */
+  async function ask(tool: string, pattern: string, input: unknown, context: ToolContext): Promise<string | null> {
+    if (remembered.has(pattern)) return null;
+    if (!approve) return say.noApprover(tool, pattern);
+    let answer: unknown;
+    try {
+      answer = await approve({ tool, pattern, input, context });
+    } catch (error) {
+      return say.approverFailed(tool, pattern, error);
+    }
+    if (answer === 'always') {
+      remembered.add(pattern);
+      return null;
+    }
+    if (answer === 'once') return null;
+    if (answer === 'deny') return say.denied(tool, pattern);
+    return say.badApproverAnswer(tool, pattern, answer);
+  }
+
+  /** The sentence refusing `tool` at once if its own rules conflict with what a target holds; else null. */
+  function selfConflict(tool: string, own: readonly NormalizedResource[], targets: readonly { id: number; command: string }[]): string | null {
+    if (own.length === 0) return null;
+    for (const target of targets) {
+      const held = heldBy(target.id);
+      const found = held.length === 0 ? [] : overlaps(own, held);
+      if (found.length > 0) return say.selfDeadlock(tool, target, found);
+    }
+    return null;
+  }
+
+  /**
+   * Runs `body` holding the tool's own rules `own` (never its targets' resources), unless they
+   * conflict with what a target holds: then the answer is, at once, the sentence naming the
+   * overlap and `/job-kill ID`. The check runs again once the rules are held (a target still
+   * waiting for its locks may have been granted them meanwhile).
+   */
+  async function withOwnLocks(
+    tool: string,
+    label: string,
+    own: readonly NormalizedResource[],
+    context: ToolContext,
+    targets: () => readonly { id: number; command: string }[],
+    body: () => Promise<string>,
+  ): Promise<string> {
+    const refused = selfConflict(tool, own, targets());
+    if (refused !== null) return refused;
+    if (own.length === 0) return body();
+    const owner = { label, kind: 'tool', tool, ...(context.ref === undefined ? {} : { ref: context.ref }) };
+    const lease = await runtime.locks.acquire(owner, own);
+    try {
+      return selfConflict(tool, own, targets()) ?? (await body());
+    } finally {
+      lease.release();
+    }
+  }
+
+  function heldBy(id: number): NormalizedResource[] {
+    try {
+      return runtime.heldResources(id);
+    } catch (error) {
+      if (error instanceof JobNotFoundError) return [];
+      throw error;
+    }
+  }
+
+  function findJob(id: number): JobReport | undefined {
+    return runtime.list().find((job) => job.id === id);
+  }
+
+  // --- background ---------------------------------------------------------------------------------
+
+  const bg = backgroundSchema(limits);
+  const background: ToolDefinition = {
+    name: 'background',
+    level: 2,
+    description: bg.description,
+    inputSchema: bg.inputSchema,
+    pattern(input) {
+      const checked = validate<BackgroundToolInput>(bg.inputSchema, input);
+      return checked.ok ? say.permissionPattern('background', checked.value.command) : null;
+    },
+    async run(input, callContext) {
+      const checked = validate<BackgroundToolInput>(bg.inputSchema, input);
+      if (!checked.ok) return say.badInput('background', checked.problem, bg.inputSchema);
+      const { command, locks: asked, ...options } = checked.value;
+      const problem = commandProblem(command);
+      if (problem !== null) return problem;
+      const context = resolve(callContext);
+      try {
+        const locks = [...ownRules('background', context), ...normalizeResources(asked ?? [])];
+        const running = runtime.list().filter((job) => job.state === 'running');
+        // The runtime checks the cap too; checking first spares the user an approval for nothing.
+        if (running.length >= runtime.settings.maxJobs) throw new JobLimitError(runtime.settings.maxJobs, running);
+        const refused = await ask('background', say.permissionPattern('background', command), input, context);
+        if (refused !== null) return refused;
+        const request: BackgroundInput = {
+          ...(options as Partial<BackgroundInput>),
+          command,
+          cwd: context.cwd,
+          env: context.env,
+          ...(context.ref === undefined ? {} : { ref: context.ref }),
+          ...(locks.length === 0 ? {} : { locks: locks.map(({ resource, mode }) => ({ resource, mode })) }),
+        };
+        return (await runtime.background(request)).text;
+      } catch (error) {
+        return say.errorText('background', error);
+      }
+    },
+  };
+
+  // --- job_status ---------------------------------------------------------------------------------
+
+  const st = jobStatusSchema(limits);
+  const job_status: ToolDefinition = {
+    name: 'job_status',
+    level: 0,
+    description: st.description,
+    inputSchema: st.inputSchema,
+    pattern() {
+      return null;
+    },
+    async run(input, callContext) {
+      const checked = validate<JobStatusToolInput>(st.inputSchema, input ?? {});
+      if (!checked.ok) return say.badInput('job_status', checked.problem, st.inputSchema);
+      const { id, lines } = checked.value;
+      if (id === undefined && lines !== undefined) return say.linesWithoutId();
+      const context = resolve(callContext);
+      try {
+        const own = ownRules('job_status', context);
+        if (id === undefined) {
+          return await withOwnLocks('job_status', 'job_status {}', own, context, () => runtime.list(), async () =>
+            buildListReport(runtime.list(), runtime.settings.maxJobs).text,
+          );
+        }
+        const target = findJob(id);
+        if (!target) throw notFound(id);
+        return await withOwnLocks('job_status', `job_status {"id": ${id}}`, own, context, () => [target], async () =>
+          (await runtime.status(id, lines === undefined ? {} : { lines })).text,
+        );
+      } catch (error) {
+        return say.errorText('job_status', error);
+      }
+    },
+  };
+
+  // --- job_kill -----------------------------------------------------------------------------------
+
+  const kl = jobKillSchema();
+  const job_kill: ToolDefinition = {
+    name: 'job_kill',
+    level: 2,
+    description: kl.description,
+    inputSchema: kl.inputSchema,
+    pattern(input) {
+      const checked = validate<JobKillToolInput>(kl.inputSchema, input);
+      if (!checked.ok) return null;
+      const target = findJob(checked.value.id);
+      return target ? say.permissionPattern('job_kill', target.command) : null;
+    },
+    async run(input, callContext) {
+      const checked = validate<JobKillToolInput>(kl.inputSchema, input);
+      if (!checked.ok) return say.badInput('job_kill', checked.problem, kl.inputSchema);
+      const { id } = checked.value;
+      const context = resolve(callContext);
+      try {
+        const target = findJob(id);
+        if (!target) throw notFound(id);
+        const own = ownRules('job_kill', context);
+        // Fail at once on an overlap, before the user is asked anything.
+        const refused = selfConflict('job_kill', own, [target]);
+        if (refused !== null) return refused;
+        // A job that has ended and been cleaned up has nothing left to stop: nothing to ask.
+        if (!(target.cleanedUp && target.state !== 'running' && target.state !== 'waiting')) {
+          const denied = await ask('job_kill', say.permissionPattern('job_kill', target.command), input, context);
+          if (denied !== null) return denied;
+        }
+        // The rules are taken after the question, so no lock is held while the user thinks.
+        return await withOwnLocks('job_kill', `job_kill {"id": ${id}}`, own, context, () => [target], async () => (await runtime.kill(id)).text);
+      } catch (error) {
+        return say.errorText('job_kill', error);
+      }
+    },
+  };
+
+  function notFound(id: number): JobNotFoundError {
+    return new JobNotFoundError(id, runtime.list().map((job) => job.id));
+  }
+
+  return {
+    background,
+    job_status,
+    job_kill,
+    all: [background, job_status, job_kill],
+    async userKill(raw) {
+      const id = typeof raw === 'string' && /^\s*\d+\s*$/.test(raw) ? Number(raw) : raw;
+      if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0) return say.notAJobNumber(raw);
+      try {
+        return (await runtime.userKill(id)).text;
+      } catch (error) {
+        return say.errorText('/job-kill', error);
+      }
+    },
+  };
+}
+
+/** Checks the runtime would not refuse the command, before the user is asked about it. */
+function commandProblem(command: string): string | null {
+  if (command.trim().length === 0) return say.blankCommand();
+  if (command.includes('\0')) return say.nulInCommand();
+  const bytes = Buffer.byteLength(command);
+  if (bytes > MAX_COMMAND_BYTES) return say.commandTooLong(bytes, MAX_COMMAND_BYTES);
+  return null;
+}
+
+function checkContext(name: string, context: unknown): ToolContext {
+  if (context === null || typeof context !== 'object' || Array.isArray(context)) {
+    throw new TypeError(`${name} must be an object { cwd?, env?, ref? }; received ${context === null ? 'null' : typeof context}`);
+  }
+  const { cwd, env, ref } = context as Record<string, unknown>;
+  if (cwd !== undefined && typeof cwd !== 'string') throw new TypeError(`${name}.cwd must be a string (a directory); received ${typeof cwd}`);
+  if (env !== undefined && (env === null || typeof env !== 'object')) throw new TypeError(`${name}.env must be an object of strings; received ${typeof env}`);
+  if (ref !== undefined && typeof ref !== 'string') throw new TypeError(`${name}.ref must be a string; received ${typeof ref}`);
+  return context as ToolContext;
+}
+
+export type { JsonSchema };
+export type { BackgroundToolInput, JobKillToolInput, JobStatusToolInput } from './schema.js';

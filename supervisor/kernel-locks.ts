@@ -1,0 +1,178 @@
+/**
+ * Resource locks held by the supervisor as OFD locks (fcntl F_OFD_SETLK) on one lock file per
+ * resource, so that two runtimes on one machine exclude each other, and a dead supervisor's locks
+ * are released by the kernel when (and only when) its process is gone. See fcntl(2).
+ *
+ * Byte layout of a lock file, so that `path:` nesting holds across processes too:
+ *   byte 0                     the resource itself: write lock = exclusive, read lock = shared
+ *   [X_INTENT, X_INTENT+SLOTS) one byte per lease holding something *exclusive below* this path
+ *   [S_INTENT, S_INTENT+SLOTS) one byte per lease holding something *shared below* this path
+ * Exclusive on P: write byte 0, read both intent regions (conflicts with anything held below P).
+ * Shared on P:    read byte 0, read the exclusive-intent region (conflicts only with exclusive below).
+ * Either, for every ancestor A: write this lease's own byte in A's matching intent region (leases
+ * below A never conflict with each other there; a holder of A itself does).
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { native } from '../src/native.js';
+import type { LockResource } from '../src/protocol/messages.js';
+
+const SLOTS = 2 ** 46;
+const X_INTENT = 2 ** 47;
+const S_INTENT = 2 ** 48;
+/** Poll interval bounds while a lock is held elsewhere (no kernel event says an OFD lock was
+ * released): short first so handover is quick, capped so a long wait costs little. */
+const POLL_MIN_MS = 1;
+const POLL_MAX_MS = 5;
+
+interface LockStep {
+  file: string;
+  ranges: { exclusive: boolean; start: number; length: number }[];
+}
+
+/** Lock file name: readable prefix plus a hash of the exact resource string. */
+export function lockFileName(resource: string): string {
+  const slug = resource.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 48);
+  const hash = crypto.createHash('sha256').update(resource).digest('hex').slice(0, 16);
+  return `${slug}-${hash}.lock`;
+}
+
+function ancestors(value: string): string[] {
+  const out: string[] = [];
+  let end = value.lastIndexOf('/');
+  while (end > 0) {
+    out.push(value.slice(0, end));
+    end = value.lastIndexOf('/', end - 1);
+  }
+  if (value !== '/') out.push('/');
+  return out;
+}
+
+let nextSlot = 0;
+
+export class KernelLocks {
+  private readonly held = new Map<number, number[]>();
+  private readonly pending = new Map<number, () => void>();
+
+  constructor(private readonly dir: string) {
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const stat = fs.statSync(dir);
+    if (stat.uid !== process.getuid?.()) throw new Error(`lock directory ${dir} belongs to another user`);
+    if ((stat.mode & 0o077) !== 0) fs.chmodSync(dir, 0o700);
+  }
+
+  /** Takes every resource or none, retrying until all are free; `cancel(lease)` stops the wait. */
+  async acquire(lease: number, resources: LockResource[], record: Record<string, unknown>): Promise<void> {
+    if (this.held.has(lease) || this.pending.has(lease)) throw new Error(`lease ${lease} is already held or pending`);
+    const steps = this.plan(resources, this.slotFor());
+    let cancelled = false;
+    this.pending.set(lease, () => {
+      cancelled = true;
+    });
+    try {
+      let delay = POLL_MIN_MS;
+      for (;;) {
+        if (cancelled) throw new Error(`lock request ${lease} was cancelled`);
+        if (this.attempt(lease, resources, steps, record)) return;
+        await new Promise((resolve) => setTimeout(resolve, delay));
+        delay = Math.min(delay * 2, POLL_MAX_MS);
+      }
+    } finally {
+      this.pending.delete(lease);
+    }
+  }
+
+  /** One attempt, no waiting: true when every resource is now held by `lease`. */
+  tryAcquire(lease: number, resources: LockResource[], record: Record<string, unknown>): boolean {
+    if (this.held.has(lease) || this.pending.has(lease)) throw new Error(`lease ${lease} is already held or pending`);
+    return this.attempt(lease, resources, this.plan(resources, this.slotFor()), record);
+  }
+
+  private attempt(lease: number, resources: LockResource[], steps: LockStep[], record: Record<string, unknown>): boolean {
+    const fds = this.tryAll(steps);
+    if (!fds) return false;
+    this.held.set(lease, fds);
+    this.writeRecords(resources, steps, fds, record);
+    return true;
+  }
+
+  cancel(lease: number): void {
+    this.pending.get(lease)?.();
+  }
+
+  release(lease: number): void {
+    this.cancel(lease);
+    for (const fd of this.held.get(lease) ?? []) native.closeFd(fd);
+    this.held.delete(lease);
+  }
+
+  get heldCount(): number {
+    return this.held.size;
+  }
+
+  private slotFor(): number {
+    // Unique per lease across every supervisor on the machine: our pid, then a per-process counter.
+    return (process.pid * 2 ** 24 + (nextSlot++ % 2 ** 24)) % SLOTS;
+  }
+
+  private plan(resources: LockResource[], slot: number): LockStep[] {
+    const steps = new Map<string, LockStep>();
+    const step = (resource: string): LockStep => {
+      const file = path.join(this.dir, lockFileName(resource));
+      let found = steps.get(file);
+      if (!found) steps.set(file, (found = { file, ranges: [] }));
+      return found;
+    };
+    for (const res of resources) {
+      const exclusive = res.mode === 'exclusive';
+      const own = step(res.resource);
+      own.ranges.push({ exclusive, start: 0, length: 1 });
+      if (res.kind !== 'path') continue;
+      own.ranges.push({ exclusive: false, start: X_INTENT, length: SLOTS });
+      if (exclusive) own.ranges.push({ exclusive: false, start: S_INTENT, length: SLOTS });
+      for (const ancestor of ancestors(res.value)) {
+        step(`path:${ancestor}`).ranges.push({ exclusive: true, start: (exclusive ? X_INTENT : S_INTENT) + slot, length: 1 });
+      }
+    }
+    return [...steps.values()];
+  }
+
+  /** One attempt at the whole set: the fds holding it, or null (and nothing held). */
+  private tryAll(steps: LockStep[]): number[] | null {
+    const fds: number[] = [];
+    try {
+      for (const step of steps) {
+        const fd = native.lockOpen(step.file);
+        fds.push(fd);
+        for (const range of step.ranges) {
+          if (!native.lockRange(fd, range.exclusive, range.start, range.length)) {
+            for (const held of fds) native.closeFd(held);
+            return null;
+          }
+        }
+      }
+      return fds;
+    } catch (error) {
+      for (const held of fds) native.closeFd(held);
+      throw error;
+    }
+  }
+
+  /** Who holds an exclusive resource, for diagnostics and for finding a dead holder's jobs. */
+  private writeRecords(resources: LockResource[], steps: LockStep[], fds: number[], record: Record<string, unknown>): void {
+    for (const res of resources) {
+      if (res.mode !== 'exclusive') continue;
+      const index = steps.findIndex((step) => step.file === path.join(this.dir, lockFileName(res.resource)));
+      const fd = fds[index];
+      if (fd === undefined) continue;
+      const line = Buffer.from(`${JSON.stringify({ resource: res.resource, ...record, since: Date.now() })}\n`);
+      try {
+        fs.ftruncateSync(fd, 0);
+        fs.writeSync(fd, line, 0, line.length, 0);
+      } catch {
+        // Diagnostics only.
+      }
+    }
+  }
+}

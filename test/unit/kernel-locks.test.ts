@@ -1,0 +1,89 @@
+/**
+ * OFD locks as the supervisor holds them. Two KernelLocks instances open their own file
+ * descriptions, so they conflict exactly as two supervisors would.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { KernelLocks } from '../../supervisor/kernel-locks.js';
+import { normalizeResources } from '../../src/locks/index.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function lockDir(): string {
+  const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'heph-locks-')), 'locks');
+  dirs.push(path.dirname(dir));
+  return dir;
+}
+
+/** True when `b` could be taken while `a` is held (by another holder). */
+async function compatible(a: string, b: string): Promise<boolean> {
+  const dir = lockDir();
+  const first = new KernelLocks(dir);
+  const second = new KernelLocks(dir);
+  await first.acquire(1, normalizeResources([parse(a)]), {});
+  const got = second.tryAcquire(2, normalizeResources([parse(b)]), {});
+  second.release(2);
+  first.release(1);
+  // Negative control for the pair: once the first is released, the second always gets it.
+  expect(second.tryAcquire(3, normalizeResources([parse(b)]), {})).toBe(true);
+  second.release(3);
+  return got;
+}
+
+function parse(text: string) {
+  const [resource, mode] = text.split(' ');
+  return { resource: resource!, mode: (mode ?? 'exclusive') as 'exclusive' | 'shared' };
+}
+
+describe('kernel locks', () => {
+  it.each([
+    ['port:5173', 'port:5173', false],
+    ['port:5173', 'port:5174', true],
+    ['port:5173 shared', 'port:5173 shared', true],
+    ['port:5173 shared', 'port:5173', false],
+    ['path:/repo/a', 'path:/repo/a/b', false],
+    ['path:/repo/a/b', 'path:/repo/a', false],
+    ['path:/repo/a/b', 'path:/repo/a/c', true],
+    ['path:/repo/a/b', 'path:/repo/ab', true],
+    ['path:/repo/a/b shared', 'path:/repo/a shared', true],
+    ['path:/repo/a/b shared', 'path:/repo/a', false],
+    ['path:/repo/a/b', 'path:/repo/a shared', false],
+    ['path:/repo shared', 'path:/repo/a/b shared', true],
+    ['path:/repo shared', 'path:/repo/a/b', false],
+  ])('%s held, %s requested: compatible %s', async (held, requested, expected) => {
+    expect(await compatible(held, requested)).toBe(expected);
+  });
+
+  it('hands a resource over when its holder releases it, and never holds part of a set', async () => {
+    const dir = lockDir();
+    const first = new KernelLocks(dir);
+    const second = new KernelLocks(dir);
+    await first.acquire(1, normalizeResources(['port:1']), {});
+    const waiting = second.acquire(2, normalizeResources(['port:2', 'port:1']), {});
+    // While it waits, port:2 must be free for a third holder (all-or-nothing).
+    const third = new KernelLocks(dir);
+    await third.acquire(3, normalizeResources(['port:2']), {});
+    third.release(3);
+    first.release(1);
+    await waiting;
+    expect(second.heldCount).toBe(1);
+    second.release(2);
+  });
+
+  it('creates its directory 0700 and records who holds an exclusive resource', async () => {
+    const dir = lockDir();
+    const locks = new KernelLocks(dir);
+    expect(fs.statSync(dir).mode & 0o777).toBe(0o700);
+    await locks.acquire(7, normalizeResources(['port:9']), { pid: process.pid, job: 3 });
+    const files = fs.readdirSync(dir);
+    expect(files).toHaveLength(1);
+    const record = JSON.parse(fs.readFileSync(path.join(dir, files[0]!), 'utf8'));
+    expect(record).toMatchObject({ resource: 'port:9', pid: process.pid, job: 3 });
+    locks.release(7);
+  });
+});
