@@ -34,6 +34,23 @@ export interface JobRecord {
   wants: NormalizedResource[];
   /** Cancels the wait for locks. */
   abort: AbortController | null;
+  /** What started it, for job_restart. */
+  input: RestartableInput;
+  /** The per-job timeout fired and stopped it. */
+  timedOut: boolean;
+  timeoutTimer: NodeJS.Timeout | null;
+}
+
+/** The options a job was started with, kept so it can be started again the same way. */
+export interface RestartableInput {
+  command: string;
+  cwd: string;
+  env: NodeJS.ProcessEnv | undefined;
+  stdin: boolean;
+  merge: boolean;
+  locks: NormalizedResource[];
+  ref: string | undefined;
+  timeoutMs: number | undefined;
 }
 
 /** Counts toward the cap: started and not yet ended. */

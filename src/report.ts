@@ -59,6 +59,26 @@ export interface ReportContext {
    * how lines before those shown are described ("gone since the last read" vs. "earlier").
    */
   since?: number;
+  /** How a wait before this read ended (job_status / background with wait). */
+  waited?: WaitOutcome;
+}
+
+/** How a wait before a read ended, as the report says it. */
+export type WaitOutcome = { kind: 'ended' | 'matched' | 'timed-out'; waitedMs: number; line?: string; pattern?: string };
+
+/** One line saying how a wait ended: matched, ended, or timed out. */
+function waitedLine(record: JobRecord, waited: WaitOutcome): string {
+  const seconds = `${(waited.waitedMs / 1000).toFixed(1)}s`;
+  switch (waited.kind) {
+    case 'matched':
+      return `(after ${seconds} a line matched /${waited.pattern}/: ${JSON.stringify(waited.line)})`;
+    case 'ended':
+      return `(after ${seconds} the job ended)`;
+    default:
+      return waited.pattern
+        ? `(waited ${seconds}: no new line matched /${waited.pattern}/ and the job ${isRunning(record) ? 'is still running' : 'has ended'})`
+        : `(waited ${seconds}: the job ${isRunning(record) ? 'is still running' : 'has ended'})`;
+  }
 }
 
 /** `m:ss`, or `h:mm:ss` past an hour. */
@@ -195,6 +215,8 @@ export function buildReport(record: JobRecord, output: OutputSnapshot | null, co
   const header = headerLine(record, now);
   const text = [header];
   if (output) text.push(...outputSection(record, output, context));
+  if (context.waited) text.push(waitedLine(record, context.waited));
+  if (record.timedOut) text.push(`(stopped by its timeout of ${formatElapsed(record.input.timeoutMs ?? 0)})`);
   text.push(nextStep(record));
   return {
     id: record.id,

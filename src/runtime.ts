@@ -16,7 +16,7 @@ import { LockTable, normalizeResources, type LockBackend, type LockOwner, type N
 import { cleanupLostSupervisor } from './lost-cleanup.js';
 import { describe, integerOption, MAX_COMMAND_BYTES, DRAIN_MS, normalizeOptions, type JobRuntimeOptions, type NormalizedOptions } from './options.js';
 import type { Containment, HelloReply, JobFacts, SignalName, SpawnReply, SupervisorConfig, SupervisorEvent } from './protocol/messages.js';
-import { buildReport, type JobReport, type OutputSnapshot } from './report.js';
+import { buildReport, type JobReport, type OutputSnapshot, type WaitOutcome } from './report.js';
 import { SupervisorClient } from './supervisor-client.js';
 
 export interface BackgroundInput {
@@ -37,6 +37,13 @@ export interface BackgroundInput {
   signal?: AbortSignal;
   /** Milliseconds to wait for locks before giving up. Default: no limit. */
   lockTimeoutMs?: number;
+  /** Stop the job (as kill does) after this many milliseconds. Default: no limit. */
+  timeoutMs?: number;
+  /** Instead of the settle window, wait up to this many ms for the job to end or to print a line
+   * matching `until` (a dev server's ready line). Default: the settle window. */
+  waitMs?: number;
+  /** A regular expression (or its source) that ends the wait when a new output line matches. */
+  until?: RegExp | string;
 }
 
 export interface StatusOptions {
@@ -46,7 +53,17 @@ export interface StatusOptions {
   since?: number;
   /** Bound on the bytes of output returned. Default: 65536. */
   maxBytes?: number;
+  /** Wait up to this many ms for the job to end (or, with `until`, for a new matching line) first. */
+  waitMs?: number;
+  /** A regular expression (or its source): with `waitMs`, return as soon as a new line matches. */
+  until?: RegExp | string;
 }
+
+
+/** Longest wait one call may ask for (a model's tool call should not hang for hours). */
+export const MAX_WAIT_MS = 10 * 60 * 1000;
+/** Longest per-job timeout. */
+export const MAX_TIMEOUT_MS = 7 * 24 * 60 * 60 * 1000;
 
 export interface KillOptions {
   /** Default: TERM (grace, then KILL). */
@@ -72,6 +89,8 @@ export interface Capabilities {
 
 /** Tail shown when the caller asks for no particular number of lines. */
 export const DEFAULT_TAIL_LINES = 50;
+/** Bound on the output one read returns (the peer system's default). */
+export const DEFAULT_MAX_BYTES = 64 * 1024;
 const SIGNAL_NAMES: SignalName[] = ['INT', 'TERM', 'KILL'];
 
 export class JobRuntime {
@@ -79,6 +98,8 @@ export class JobRuntime {
   private readonly records = new Map<number, JobRecord>();
   private readonly changeWaiters = new Set<() => void>();
   private readonly listeners = new Set<(event: JobEvent) => void>();
+  /** Per job: how many output notifications arrived (waiters compare before and after). */
+  private readonly outputSeen = new Map<number, number>();
   private supervisor: SupervisorClient | null = null;
   private starting: Promise<SupervisorClient> | null = null;
   private readonly lostCleanups = new Set<Promise<void>>();
@@ -132,7 +153,21 @@ export class JobRuntime {
       lease: null,
       wants,
       abort: null,
+      input: {
+        command,
+        cwd,
+        env: input.env,
+        stdin: input.stdin === true,
+        merge: input.merge === true,
+        locks: wants,
+        ref: input.ref,
+        timeoutMs: input.timeoutMs === undefined ? undefined : integerOption('timeoutMs', input.timeoutMs, 0, 1, MAX_TIMEOUT_MS),
+      },
+      timedOut: false,
+      timeoutTimer: null,
     };
+    const waitMs = input.waitMs === undefined ? undefined : integerOption('waitMs', input.waitMs, 0, 0, MAX_WAIT_MS);
+    const until = input.until === undefined ? undefined : compilePattern(input.until);
     this.records.set(id, record);
     this.changed();
     try {
@@ -159,12 +194,64 @@ export class JobRuntime {
       record.cgroup = reply.cgroup;
       record.startedAt = reply.startedAt;
       if (record.state === 'starting') record.state = 'running';
+      this.armTimeout(record);
     } catch (error) {
       this.failRecord(record, error);
       return this.report(record, null);
     }
-    await this.settle(record);
+    if (waitMs === undefined && until === undefined) {
+      await this.settle(record);
+      return this.status(id);
+    }
+    // A dev server's ready line may already be out: the wait matches from the first line on.
+    const waited = await this.waitOn(record, waitMs ?? this.options.settleMs, until, -1);
+    return this.readReport(record, { tail: DEFAULT_TAIL_LINES, since: undefined, maxBytes: DEFAULT_MAX_BYTES }, waited);
+  }
+
+  /** Stops the job and starts its command again with the same options, as a new job. */
+  async restart(id: number): Promise<{ stopped: JobReport; started: JobReport }> {
+    const record = this.find(id);
+    const stopped = await this.kill(id);
+    const { input } = record;
+    const started = await this.background({
+      command: input.command,
+      cwd: input.cwd,
+      ...(input.env ? { env: input.env } : {}),
+      stdin: input.stdin,
+      merge: input.merge,
+      locks: input.locks,
+      ...(input.ref ? { ref: input.ref } : {}),
+      ...(input.timeoutMs ? { timeoutMs: input.timeoutMs } : {}),
+    });
+    return { stopped, started };
+  }
+
+  /** Writes `text` to the job's stdin (started with `stdin: true`), and closes it with `close`. */
+  async input(id: number, options: { text?: string; close?: boolean }): Promise<JobReport> {
+    const record = this.find(id);
+    const text = options.text ?? '';
+    if (typeof text !== 'string') throw new InvalidInputError(`text must be a string; received ${describe(text)}`);
+    if (!record.input.stdin) {
+      throw new InvalidInputError(`job ${id} was started without a stdin pipe, so its stdin is /dev/null; start it with stdin: true to write to it`);
+    }
+    const supervisor = this.supervisor;
+    if (!isLive(record) || !supervisor || supervisor.pid !== record.supervisorPid) {
+      throw new InvalidInputError(`job ${id} is not running (${record.state}); nothing reads its stdin any more`);
+    }
+    await supervisor.request({ type: 'write', job: id, data: Buffer.from(text), close: options.close === true });
     return this.status(id);
+  }
+
+  private armTimeout(record: JobRecord): void {
+    const ms = record.input.timeoutMs;
+    if (!ms) return;
+    record.timeoutTimer = setTimeout(() => {
+      record.timeoutTimer = null;
+      if (!isActive(record)) return;
+      record.timedOut = true;
+      this.kill(record.id).catch(() => undefined);
+    }, ms);
+    record.timeoutTimer.unref();
   }
 
   /** The resources job `id` holds (empty once released, or if it never asked for any). */
@@ -230,9 +317,68 @@ export class JobRuntime {
     const record = this.find(id);
     const tail = integerOption('lines', options.lines, DEFAULT_TAIL_LINES, 0, 1_000_000);
     const since = options.since === undefined ? undefined : integerOption('since', options.since, -1, -1, Number.MAX_SAFE_INTEGER);
-    const maxBytes = integerOption('maxBytes', options.maxBytes, 65_536, 1, 16 * 1024 * 1024);
-    const output = await this.readOutput(record, { tail, since, maxBytes });
-    return this.report(record, output, since);
+    const maxBytes = integerOption('maxBytes', options.maxBytes, DEFAULT_MAX_BYTES, 1, 16 * 1024 * 1024);
+    const waitMs = options.waitMs === undefined ? undefined : integerOption('waitMs', options.waitMs, 0, 0, MAX_WAIT_MS);
+    const until = options.until === undefined ? undefined : compilePattern(options.until);
+    const waited = waitMs === undefined ? undefined : await this.waitOn(record, waitMs, until, since);
+    return this.readReport(record, { tail, since, maxBytes }, waited);
+  }
+
+  private async readReport(
+    record: JobRecord,
+    read: { tail: number; since: number | undefined; maxBytes: number },
+    waited: WaitOutcome | undefined,
+  ): Promise<JobReport> {
+    const output = await this.readOutput(record, read);
+    return buildReport(record, output, {
+      maxJobs: this.options.maxJobs,
+      ...(read.since === undefined ? {} : { since: read.since }),
+      ...(waited ? { waited } : {}),
+    });
+  }
+
+  /**
+   * Waits until the job ends or, with `until`, until an output line after `since` (default: lines
+   * printed from now on) matches; at most `waitMs`. Output notifications are asked of the
+   * supervisor only while someone waits, so a flood costs nothing when nobody does.
+   */
+  private async waitOn(record: JobRecord, waitMs: number, until: RegExp | undefined, since: number | undefined): Promise<WaitOutcome> {
+    const started = Date.now();
+    const deadline = started + waitMs;
+    const outcome = (kind: WaitOutcome['kind'], line?: string): WaitOutcome => ({
+      kind,
+      waitedMs: Date.now() - started,
+      ...(line === undefined ? {} : { line }),
+      ...(until ? { pattern: until.source } : {}),
+    });
+    const ended = () => !isLive(record);
+    if (!until) {
+      return (await this.waitFor(ended, waitMs)) ? outcome('ended') : outcome('timed-out');
+    }
+    const supervisor = this.supervisor;
+    if (!supervisor || supervisor.pid !== record.supervisorPid || record.state === 'failed') {
+      return outcome(ended() ? 'ended' : 'timed-out');
+    }
+    await supervisor.request({ type: 'subscribe', job: record.id, on: true }).catch(() => undefined);
+    try {
+      let cursor = since ?? (await this.readOutput(record, { tail: 0, since: undefined, maxBytes: 1 }))?.totalLines ?? 0;
+      if (since === undefined) cursor -= 1;
+      for (;;) {
+        const wasEnded = ended();
+        const output = await this.readOutput(record, { tail: 0, since: cursor, maxBytes: 4 * 1024 * 1024 });
+        if (!output) return outcome(wasEnded ? 'ended' : 'timed-out');
+        const match = output.lines.find((line) => until.test(line.text));
+        if (match) return outcome('matched', match.text);
+        cursor = output.next;
+        if (wasEnded && record.cleanedUp) return outcome('ended');
+        const left = deadline - Date.now();
+        if (left <= 0) return outcome('timed-out');
+        const seen = this.outputSeen.get(record.id) ?? 0;
+        await this.waitFor(() => (this.outputSeen.get(record.id) ?? 0) !== seen || (ended() && record.cleanedUp), left);
+      }
+    } finally {
+      if (!supervisor.isLost) await supervisor.request({ type: 'subscribe', job: record.id, on: false }).catch(() => undefined);
+    }
   }
 
   /** One report (without output) per job, oldest first. */
@@ -378,6 +524,11 @@ export class JobRuntime {
     if (event.event === 'protocol-error') return;
     const record = this.records.get(event.job);
     if (!record) return;
+    if (event.event === 'output') {
+      this.outputSeen.set(event.job, (this.outputSeen.get(event.job) ?? 0) + 1);
+      this.changed();
+      return;
+    }
     if (event.event === 'exited') {
       this.applyExit(record, event.code, event.signal, event.at);
     } else if (event.event === 'done') {
@@ -400,6 +551,8 @@ export class JobRuntime {
   private markCleanedUp(record: JobRecord): void {
     if (record.cleanedUp) return;
     record.cleanedUp = true;
+    if (record.timeoutTimer) clearTimeout(record.timeoutTimer);
+    record.timeoutTimer = null;
     this.releaseLease(record);
     this.emit({ type: 'cleaned-up', job: record.id });
   }
@@ -504,8 +657,21 @@ export class JobRuntime {
     }
   }
 
-  private report(record: JobRecord, output: OutputSnapshot | null, since?: number): JobReport {
-    return buildReport(record, output, { maxJobs: this.options.maxJobs, ...(since === undefined ? {} : { since }) });
+  private report(record: JobRecord, output: OutputSnapshot | null): JobReport {
+    return buildReport(record, output, { maxJobs: this.options.maxJobs });
+  }
+}
+
+/** A model's regular expression: a string (its source) or a RegExp, checked to compile. */
+function compilePattern(pattern: RegExp | string): RegExp {
+  if (pattern instanceof RegExp) return new RegExp(pattern.source, pattern.flags.replace(/[gy]/g, ''));
+  if (typeof pattern !== 'string' || pattern.length === 0 || pattern.length > 1000) {
+    throw new InvalidInputError(`until must be a regular expression of 1 to 1000 characters; received ${describe(pattern)}`);
+  }
+  try {
+    return new RegExp(pattern);
+  } catch (error) {
+    throw new InvalidInputError(`until is not a valid regular expression: ${(error as Error).message}`);
   }
 }
 

@@ -6,7 +6,7 @@
 import net from 'node:net';
 import { constants as os } from 'node:os';
 import { native } from '../src/native.js';
-import { SpawnError } from '../src/errors.js';
+import { InvalidInputError, SpawnError } from '../src/errors.js';
 import type { JobFacts, KillParams, SignalName, SpawnParams, SpawnReply, SupervisorConfig } from '../src/protocol/messages.js';
 import type { ContainmentStrategy, JobIdentity } from './containment.js';
 import { OutputRing, type ReadOptions, type OutputRead } from './output/index.js';
@@ -24,7 +24,11 @@ export function signalName(signal: number): string {
 export interface JobHooks {
   onExited(job: SupervisedJob): void;
   onDone(job: SupervisedJob): void;
+  onOutput(job: SupervisedJob): void;
 }
+
+/** Output notifications to a waiting runtime are coalesced to one per this many ms per job. */
+const OUTPUT_NOTIFY_MS = 5;
 
 export class SupervisedJob {
   readonly id: number;
@@ -39,6 +43,9 @@ export class SupervisedJob {
   private doneWaiters: (() => void)[] = [];
   private cleanup: Promise<void> | null = null;
   private checking = false;
+  private readonly hadStdin: boolean;
+  private subscribed = false;
+  private notifyTimer: NodeJS.Timeout | null = null;
 
   private constructor(
     params: SpawnParams,
@@ -54,7 +61,9 @@ export class SupervisedJob {
     this.pidfd = spawned.pidfd;
     this.attachOutput(spawned.stdout, 'stdout');
     if (spawned.stderr >= 0) this.attachOutput(spawned.stderr, 'stderr');
+    this.hadStdin = spawned.stdin >= 0;
     if (spawned.stdin >= 0) this.stdin = new net.Socket({ fd: spawned.stdin, readable: false, writable: true });
+    // EPIPE when the job stops reading: nothing to do, the job decides what it reads.
     this.stdin?.on('error', () => {});
     this.stopWatching = strategy.watch(this.identity, () => this.checkDone());
   }
@@ -91,6 +100,7 @@ export class SupervisedJob {
       exit: this.exit,
       done: this.done,
       procs: this.done ? 0 : this.strategy.members(this.identity).length,
+      stdinOpen: this.stdin !== null,
     };
   }
 
@@ -134,13 +144,35 @@ export class SupervisedJob {
     await this.stop('KILL', 0);
   }
 
-  write(data: Buffer, close: boolean): void {
-    if (!this.stdin) throw new SpawnError(`job ${this.id} has no stdin pipe (start it with stdin: true)`);
-    if (data.length > 0) this.stdin.write(data);
-    if (close) {
-      this.stdin.end();
-      this.stdin = null;
+  /** Writes to the job's stdin pipe; resolves once the bytes are in the pipe (or the reader is gone). */
+  async write(data: Uint8Array, close: boolean): Promise<void> {
+    const stdin = this.stdin;
+    if (!stdin) {
+      throw new InvalidInputError(
+        this.hadStdin
+          ? `job ${this.id}'s stdin is already closed`
+          : `job ${this.id} was started without a stdin pipe, so its stdin is /dev/null; start it with stdin: true to write to it`,
+      );
     }
+    if (this.done || stdin.destroyed) throw new InvalidInputError(`job ${this.id} has ended; nothing reads its stdin any more`);
+    if (data.length > 0) await new Promise<void>((resolve) => stdin.write(data, () => resolve()));
+    if (close) {
+      this.stdin = null;
+      await new Promise<void>((resolve) => stdin.end(() => resolve()));
+    }
+  }
+
+  /** Tells `listener` (at most every few ms) that new output arrived, while someone waits on it. */
+  subscribe(on: boolean): void {
+    this.subscribed = on;
+  }
+
+  private notifyOutput(): void {
+    if (!this.subscribed || this.notifyTimer) return;
+    this.notifyTimer = setTimeout(() => {
+      this.notifyTimer = null;
+      if (this.subscribed) this.hooks.onOutput(this);
+    }, OUTPUT_NOTIFY_MS);
   }
 
   private async stop(signal: 'TERM' | 'KILL', graceMs: number): Promise<void> {
@@ -226,8 +258,14 @@ export class SupervisedJob {
 
   private attachOutput(fd: number, name: 'stdout' | 'stderr'): void {
     const stream = new net.Socket({ fd, readable: true, writable: false });
-    stream.on('data', (chunk: Buffer) => this.ring.push(name, chunk));
-    stream.on('end', () => this.ring.end(name));
+    stream.on('data', (chunk: Buffer) => {
+      this.ring.push(name, chunk);
+      if (this.subscribed) this.notifyOutput();
+    });
+    stream.on('end', () => {
+      this.ring.end(name);
+      if (this.subscribed) this.notifyOutput();
+    });
     stream.on('error', () => this.ring.end(name));
     this.streams.push(stream);
   }

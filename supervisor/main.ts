@@ -55,6 +55,7 @@ async function handle(request: Request): Promise<unknown> {
         onExited: (exited) =>
           channel.send({ event: 'exited', job: exited.id, code: exited.exit!.code, signal: exited.exit!.signal, at: exited.exit!.at }),
         onDone: (finished) => channel.send({ event: 'done', job: finished.id, at: Date.now() }),
+        onOutput: (job) => channel.send({ event: 'output', job: job.id, lines: job.ring.lineCount }),
       });
       jobs.set(job.id, job);
       return job.reply;
@@ -66,6 +67,12 @@ async function handle(request: Request): Promise<unknown> {
       const found = findJob(job);
       return { output: found.read(options), facts: found.facts() };
     }
+    case 'write':
+      await findJob(request.job).write(request.data, request.close);
+      return findJob(request.job).facts();
+    case 'subscribe':
+      findJob(request.job).subscribe(request.on);
+      return null;
     case 'facts':
       return findJob(request.job).facts();
     case 'forget': {

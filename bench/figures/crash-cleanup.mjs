@@ -72,7 +72,7 @@ export async function run(ctx) {
         },
       });
     }
-    const results = await interleave({ runs: ctx.runs(8, 3), warmup: 1, cases, progress: ctx.progress(id) });
+    const results = await interleave({ runs: ctx.runs(12, 3), warmup: 1, cases, progress: ctx.progress(id) });
     const rows = cases.map((entry, index) => row(entry.name, results.get(entry.name).map((s) => s.ms), { ours: index === 0 }));
     if (!harness.cgroup) rows.push(skippedRow('raw cgroup.kill of the 8 trees', harness.hello.cgroupReason));
     const counted = results.get(cases[0].name).map((s) => s.processes);

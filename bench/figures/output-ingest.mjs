@@ -65,7 +65,7 @@ export async function run(ctx) {
         { name: 'same program > /dev/null', fn: devNull(command) },
         { name: 'raw pipe read by Node', fn: nodePipe(command) },
       ];
-      const results = await interleave({ runs: ctx.runs(3, 3), warmup: 1, cases, progress: ctx.progress(`${id} ${label}`) });
+      const results = await interleave({ runs: ctx.runs(5, 3), warmup: 1, cases, progress: ctx.progress(`${id} ${label}`) });
       const work = { amount: bytes / MiB, unit: 'MiB' };
       const rows = cases.map((entry, index) => row(entry.name, results.get(entry.name), { ours: index === 0, work }));
       const g = group(`${label}, ${bytes / MiB} MiB per run`, rows, 'rate');

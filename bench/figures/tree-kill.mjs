@@ -109,7 +109,7 @@ export async function run(ctx) {
         },
       });
     }
-    const results = await interleave({ runs: ctx.runs(10, 3), warmup: 1, cases, progress: ctx.progress(id) });
+    const results = await interleave({ runs: ctx.runs(15, 3), warmup: 1, cases, progress: ctx.progress(id) });
     const rows = cases.map((entry) => {
       const samples = results.get(entry.name);
       return row(entry.name, samples.map((s) => s.ms), { ours: entry.name === oursName, survivors: samples.map((s) => s.survivors) });

@@ -87,6 +87,8 @@ export interface JobFacts {
   done: boolean;
   /** Processes of the job still alive (leader included). */
   procs: number;
+  /** Whether the job has a stdin pipe still open. */
+  stdinOpen: boolean;
 }
 
 export type Request =
@@ -98,6 +100,8 @@ export type Request =
   | { id: number; type: 'forget'; job: number }
   | { id: number; type: 'lock'; lease: number; resources: LockResource[]; owner: { label: string; job: number | null } }
   | { id: number; type: 'unlock'; lease: number }
+  | { id: number; type: 'write'; job: number; data: Uint8Array; close: boolean }
+  | { id: number; type: 'subscribe'; job: number; on: boolean }
   | { id: number; type: 'ping' }
   | { id: number; type: 'shutdown' };
 

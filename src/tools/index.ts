@@ -30,7 +30,11 @@ import {
   backgroundSchema,
   jobKillSchema,
   jobStatusSchema,
+  jobInputSchema,
+  jobRestartSchema,
   type BackgroundToolInput,
+  type JobInputToolInput,
+  type JobRestartToolInput,
   type JobKillToolInput,
   type JobStatusToolInput,
 } from './schema.js';
@@ -86,7 +90,11 @@ export interface Tools {
   background: ToolDefinition;
   job_status: ToolDefinition;
   job_kill: ToolDefinition;
-  /** The three, in that order. */
+  /** Writes to (or closes) a job's stdin; level 2. */
+  job_input: ToolDefinition;
+  /** Stops a job and starts its command again as a new job; level 2. */
+  job_restart: ToolDefinition;
+  /** Every tool, in that order. */
   all: ToolDefinition[];
   /**
    * `/job-kill ID`: the user's cancellation. No approval, no rules, never waits for a lock. Accepts
@@ -96,7 +104,10 @@ export interface Tools {
 }
 
 /** What the tools use of a runtime (a `JobRuntime` is one). */
-export type ToolRuntime = Pick<JobRuntime, 'background' | 'status' | 'list' | 'kill' | 'userKill' | 'heldResources' | 'locks' | 'settings'>;
+export type ToolRuntime = Pick<
+  JobRuntime,
+  'background' | 'status' | 'list' | 'kill' | 'userKill' | 'input' | 'restart' | 'heldResources' | 'locks' | 'settings'
+>;
 
 /** The tools for `runtime`. Throws (at configuration time) if `rules` or `approve` are malformed. */
 export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = {}): Tools {
@@ -210,7 +221,9 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
     async run(input, callContext) {
       const checked = validate<BackgroundToolInput>(bg.inputSchema, input);
       if (!checked.ok) return say.badInput('background', checked.problem, bg.inputSchema);
-      const { command, locks: asked, ...options } = checked.value;
+      const { command, locks: asked, stdin, merge, timeout, wait, until } = checked.value;
+      const badPattern = patternProblem(until);
+      if (badPattern !== null) return say.badInput('background', badPattern, bg.inputSchema);
       const problem = commandProblem(command);
       if (problem !== null) return problem;
       const context = resolve(callContext);
@@ -222,8 +235,12 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
         const refused = await ask('background', say.permissionPattern('background', command), input, context);
         if (refused !== null) return refused;
         const request: BackgroundInput = {
-          ...(options as Partial<BackgroundInput>),
           command,
+          ...(stdin === undefined ? {} : { stdin }),
+          ...(merge === undefined ? {} : { merge }),
+          ...(timeout === undefined ? {} : { timeoutMs: seconds(timeout) }),
+          ...(wait === undefined ? {} : { waitMs: seconds(wait) }),
+          ...(until === undefined ? {} : { until }),
           cwd: context.cwd,
           env: context.env,
           ...(context.ref === undefined ? {} : { ref: context.ref }),
@@ -250,8 +267,19 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
     async run(input, callContext) {
       const checked = validate<JobStatusToolInput>(st.inputSchema, input ?? {});
       if (!checked.ok) return say.badInput('job_status', checked.problem, st.inputSchema);
-      const { id, lines } = checked.value;
-      if (id === undefined && lines !== undefined) return say.linesWithoutId();
+      const { id, lines, since, max_bytes: maxBytes, wait, until } = checked.value;
+      const badPattern = patternProblem(until);
+      if (badPattern !== null) return say.badInput('job_status', badPattern, st.inputSchema);
+      if (id === undefined && (lines !== undefined || since !== undefined || maxBytes !== undefined || wait !== undefined || until !== undefined)) {
+        return say.linesWithoutId();
+      }
+      const read = {
+        ...(lines === undefined ? {} : { lines }),
+        ...(since === undefined ? {} : { since }),
+        ...(maxBytes === undefined ? {} : { maxBytes }),
+        ...(wait === undefined ? {} : { waitMs: seconds(wait) }),
+        ...(until === undefined ? {} : { until }),
+      };
       const context = resolve(callContext);
       try {
         const own = ownRules('job_status', context);
@@ -263,7 +291,7 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
         const target = findJob(id);
         if (!target) throw notFound(id);
         return await withOwnLocks('job_status', `job_status {"id": ${id}}`, own, context, () => [target], async () =>
-          (await runtime.status(id, lines === undefined ? {} : { lines })).text,
+          (await runtime.status(id, read)).text,
         );
       } catch (error) {
         return say.errorText('job_status', error);
@@ -271,44 +299,80 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
     },
   };
 
-  // --- job_kill -----------------------------------------------------------------------------------
+  // --- tools that act on one job: job_kill, job_input, job_restart --------------------------------
 
-  const kl = jobKillSchema();
-  const job_kill: ToolDefinition = {
-    name: 'job_kill',
-    level: 2,
-    description: kl.description,
-    inputSchema: kl.inputSchema,
-    pattern(input) {
-      const checked = validate<JobKillToolInput>(kl.inputSchema, input);
-      if (!checked.ok) return null;
-      const target = findJob(checked.value.id);
-      return target ? say.permissionPattern('job_kill', target.command) : null;
-    },
-    async run(input, callContext) {
-      const checked = validate<JobKillToolInput>(kl.inputSchema, input);
-      if (!checked.ok) return say.badInput('job_kill', checked.problem, kl.inputSchema);
-      const { id } = checked.value;
-      const context = resolve(callContext);
-      try {
-        const target = findJob(id);
-        if (!target) throw notFound(id);
-        const own = ownRules('job_kill', context);
-        // Fail at once on an overlap, before the user is asked anything.
-        const refused = selfConflict('job_kill', own, [target]);
-        if (refused !== null) return refused;
-        // A job that has ended and been cleaned up has nothing left to stop: nothing to ask.
-        if (!(target.cleanedUp && target.state !== 'running' && target.state !== 'waiting')) {
-          const denied = await ask('job_kill', say.permissionPattern('job_kill', target.command), input, context);
-          if (denied !== null) return denied;
+  /**
+   * A level-2 tool aimed at one job. Like job_kill (SPEC 6): it never takes its target's
+   * resources, fails at once when its own rules overlap them, asks the user (unless the target has
+   * ended and there is nothing to act on), and only then holds its own rules around the action.
+   */
+  function targetedTool<I extends { id: number }>(
+    name: string,
+    schema: { description: string; inputSchema: JsonSchema },
+    action: (input: I) => Promise<string>,
+    askWhenEnded: boolean,
+  ): ToolDefinition {
+    return {
+      name,
+      level: 2,
+      description: schema.description,
+      inputSchema: schema.inputSchema,
+      pattern(input) {
+        const checked = validate<I>(schema.inputSchema, input);
+        if (!checked.ok) return null;
+        const target = findJob(checked.value.id);
+        return target ? say.permissionPattern(name, target.command) : null;
+      },
+      async run(input, callContext) {
+        const checked = validate<I>(schema.inputSchema, input);
+        if (!checked.ok) return say.badInput(name, checked.problem, schema.inputSchema);
+        const { id } = checked.value;
+        const context = resolve(callContext);
+        try {
+          const target = findJob(id);
+          if (!target) throw notFound(id);
+          const own = ownRules(name, context);
+          // Fail at once on an overlap, before the user is asked anything.
+          const refused = selfConflict(name, own, [target]);
+          if (refused !== null) return refused;
+          const ended = target.cleanedUp && target.state !== 'running' && target.state !== 'waiting';
+          if (askWhenEnded || !ended) {
+            const denied = await ask(name, say.permissionPattern(name, target.command), input, context);
+            if (denied !== null) return denied;
+          }
+          // The rules are taken after the question, so no lock is held while the user thinks.
+          return await withOwnLocks(name, `${name} {"id": ${id}}`, own, context, () => [target], () => action(checked.value));
+        } catch (error) {
+          return say.errorText(name, error);
         }
-        // The rules are taken after the question, so no lock is held while the user thinks.
-        return await withOwnLocks('job_kill', `job_kill {"id": ${id}}`, own, context, () => [target], async () => (await runtime.kill(id)).text);
-      } catch (error) {
-        return say.errorText('job_kill', error);
-      }
+      },
+    };
+  }
+
+  const job_kill = targetedTool<JobKillToolInput>(
+    'job_kill',
+    jobKillSchema(),
+    async ({ id, signal, grace }) =>
+      (await runtime.kill(id, { ...(signal ? { signal } : {}), ...(grace === undefined ? {} : { graceMs: seconds(grace) }) })).text,
+    false,
+  );
+
+  const job_input = targetedTool<JobInputToolInput>(
+    'job_input',
+    jobInputSchema(),
+    async ({ id, text, close }) => (await runtime.input(id, { ...(text === undefined ? {} : { text }), close: close === true })).text,
+    false,
+  );
+
+  const job_restart = targetedTool<JobRestartToolInput>(
+    'job_restart',
+    jobRestartSchema(),
+    async ({ id }) => {
+      const { stopped, started } = await runtime.restart(id);
+      return `${stopped.header}\n${started.text}`;
     },
-  };
+    true,
+  );
 
   function notFound(id: number): JobNotFoundError {
     return new JobNotFoundError(id, runtime.list().map((job) => job.id));
@@ -318,7 +382,9 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
     background,
     job_status,
     job_kill,
-    all: [background, job_status, job_kill],
+    job_input,
+    job_restart,
+    all: [background, job_status, job_kill, job_input, job_restart],
     async userKill(raw) {
       const id = typeof raw === 'string' && /^\s*\d+\s*$/.test(raw) ? Number(raw) : raw;
       if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0) return say.notAJobNumber(raw);
@@ -329,6 +395,22 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
       }
     },
   };
+}
+
+/** Whether `until` compiles as a regular expression (a model's mistake is an answer, not a throw). */
+function patternProblem(until: string | undefined): string | null {
+  if (until === undefined) return null;
+  try {
+    new RegExp(until);
+    return null;
+  } catch (error) {
+    return `until is not a valid JavaScript regular expression (${(error as Error).message})`;
+  }
+}
+
+/** Tool inputs are in seconds (what a model thinks in); the runtime takes milliseconds. */
+function seconds(value: number): number {
+  return Math.round(value * 1000);
 }
 
 /** Checks the runtime would not refuse the command, before the user is asked about it. */

@@ -13,15 +13,62 @@ import type { JsonSchema } from './validate.js';
 export interface BackgroundToolInput {
   command: string;
   locks?: string[];
+  stdin?: boolean;
+  merge?: boolean;
+  timeout?: number;
+  wait?: number;
+  until?: string;
 }
 
 export interface JobStatusToolInput {
   id?: number;
   lines?: number;
+  since?: number;
+  max_bytes?: number;
+  wait?: number;
+  until?: string;
 }
 
 export interface JobKillToolInput {
   id: number;
+  signal?: 'INT' | 'TERM' | 'KILL';
+  grace?: number;
+}
+
+export interface JobInputToolInput {
+  id: number;
+  text?: string;
+  close?: boolean;
+}
+
+export interface JobRestartToolInput {
+  id: number;
+}
+
+/** Longest wait a call may ask for, in seconds (a tool call should not hang for long). */
+export const MAX_WAIT_SECONDS = 600;
+/** Longest per-job timeout, in seconds (a week). */
+export const MAX_TIMEOUT_SECONDS = 7 * 24 * 3600;
+/** Largest byte bound of one read (the peer system's maximum). */
+export const MAX_READ_BYTES = 65_536;
+/** Largest text one job_input call writes. */
+export const MAX_INPUT_BYTES = 1024 * 1024;
+
+function waitProperties(what: string): Record<string, JsonSchema> {
+  return {
+    wait: {
+      type: 'number',
+      minimum: 0,
+      maximum: MAX_WAIT_SECONDS,
+      description: `Seconds to wait ${what} before answering: the answer comes as soon as the job ends (or, with "until", a new output line matches), else after this long. Saves polling. At most ${MAX_WAIT_SECONDS}.`,
+    },
+    until: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 1000,
+      description: 'A JavaScript regular expression; with "wait", answer as soon as an output line matches it (e.g. "ready|listening on").',
+    },
+  };
 }
 
 /** What the descriptions quote, from the runtime's settings. */
@@ -60,6 +107,21 @@ function backgroundProperties(): Record<string, JsonSchema> {
         '["path:/repo/node_modules"]. The job waits until it can hold them all and keeps them until it has ' +
         'ended; other commands that need them wait meanwhile. Default: none.',
     },
+    stdin: {
+      type: 'boolean',
+      description: 'Keep a pipe to the job\'s stdin so job_input can write to it. Default: false (stdin is /dev/null).',
+    },
+    merge: {
+      type: 'boolean',
+      description: 'Read stdout and stderr as one interleaved stream (lines marked "> "). Default: false (stderr lines marked "! ").',
+    },
+    timeout: {
+      type: 'number',
+      exclusiveMinimum: 0,
+      maximum: MAX_TIMEOUT_SECONDS,
+      description: 'Stop the job (as job_kill does) after this many seconds. Default: no limit.',
+    },
+    ...waitProperties('for the job instead of the usual short moment (e.g. for a dev server\'s ready line)'),
   };
 }
 
@@ -102,6 +164,19 @@ export function jobStatusSchema(limits: SchemaLimits): { description: string; in
           maximum: MAX_LINES,
           description: `How many of the last output lines to show. Default: ${DEFAULT_LINES}. Needs "id".`,
         },
+        since: {
+          type: 'integer',
+          minimum: -1,
+          maximum: MAX_JOB_ID,
+          description: 'Read on from a cursor: only lines after this line number ("next" of the previous read; -1 from the start). The report says how many lines were dropped in between. Needs "id".',
+        },
+        max_bytes: {
+          type: 'integer',
+          minimum: 1,
+          maximum: MAX_READ_BYTES,
+          description: `Bound on the output text this read returns, in bytes. Default and maximum: ${MAX_READ_BYTES}. Needs "id".`,
+        },
+        ...waitProperties('(needs "id")'),
       },
       additionalProperties: false,
       examples: [{}, { id: 0 }, { id: 0, lines: 500 }],
@@ -117,7 +192,54 @@ export function jobKillSchema(): { description: string; inputSchema: JsonSchema 
       'output; the output stays readable with job_status afterwards.',
     inputSchema: {
       type: 'object',
-      properties: { id: jobId('The job number that background returned.') },
+      properties: {
+        id: jobId('The job number that background returned.'),
+        signal: {
+          type: 'string',
+          enum: ['INT', 'TERM', 'KILL'],
+          description: 'TERM (default): SIGTERM to every process, a grace period, then SIGKILL. INT: SIGINT only (like Ctrl-C), no escalation; check with job_status. KILL: SIGKILL at once.',
+        },
+        grace: {
+          type: 'number',
+          minimum: 0,
+          maximum: 600,
+          description: 'Seconds between SIGTERM and SIGKILL (with TERM), or how long to wait for the job to end (with INT). Default: 2.',
+        },
+      },
+      required: ['id'],
+      additionalProperties: false,
+      examples: [{ id: 0 }, { id: 0, signal: 'INT' }],
+    },
+  };
+}
+
+export function jobInputSchema(): { description: string; inputSchema: JsonSchema } {
+  return {
+    description:
+      'Write text to the stdin of a job started with "stdin": true (include "\\n" to end a line), and/or close its stdin ' +
+      '(a tool that reads to end of input then finishes). Returns the job report.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        id: jobId('The job number that background returned.'),
+        text: { type: 'string', maxLength: MAX_INPUT_BYTES, description: 'Text to write, exactly as given.' },
+        close: { type: 'boolean', description: 'Close the job\'s stdin after writing. Default: false.' },
+      },
+      required: ['id'],
+      additionalProperties: false,
+      examples: [{ id: 0, text: 'yes\n' }, { id: 0, close: true }],
+    },
+  };
+}
+
+export function jobRestartSchema(): { description: string; inputSchema: JsonSchema } {
+  return {
+    description:
+      'Stop a job (as job_kill does) and start its command again with the same options, as a new job number. ' +
+      'Returns the new job\'s report.',
+    inputSchema: {
+      type: 'object',
+      properties: { id: jobId('The job number to restart.') },
       required: ['id'],
       additionalProperties: false,
       examples: [{ id: 0 }],

@@ -17,7 +17,11 @@ export interface JsonSchema {
   minLength?: number;
   maxLength?: number;
   minimum?: number;
+  /** Greater than this, not equal. */
+  exclusiveMinimum?: number;
   maximum?: number;
+  /** One of these values exactly (strings). */
+  enum?: readonly string[];
   examples?: readonly unknown[];
 }
 
@@ -46,6 +50,7 @@ function article(noun: string): string {
 export function expectation(schema: JsonSchema): string {
   switch (schema.type) {
     case 'string': {
+      if (schema.enum) return `one of ${schema.enum.map((value) => JSON.stringify(value)).join(', ')}`;
       const { minLength: min, maxLength: max } = schema;
       if (min !== undefined && min > 0 && max !== undefined) return `a string of ${min} to ${max} characters`;
       if (min !== undefined && min > 0) return `a non-empty string`;
@@ -55,7 +60,9 @@ export function expectation(schema: JsonSchema): string {
     case 'integer':
     case 'number': {
       const noun = schema.type === 'integer' ? 'whole number' : 'number';
-      const { minimum: min, maximum: max } = schema;
+      const { minimum: min, maximum: max, exclusiveMinimum: above } = schema;
+      if (above !== undefined && max !== undefined) return `${article(noun)} above ${above} and up to ${max}`;
+      if (above !== undefined) return `${article(noun)} above ${above}`;
       if (min !== undefined && max !== undefined) return `${article(noun)} from ${min} to ${max}`;
       if (min !== undefined) return `${article(noun)} from ${min} up`;
       if (max !== undefined) return `${article(noun)} up to ${max}`;
@@ -124,6 +131,7 @@ function check(schema: JsonSchema, value: unknown, path: string): string | null 
     }
     case 'string': {
       if (typeof value !== 'string') return wrong();
+      if (schema.enum && !schema.enum.includes(value)) return wrong();
       if (schema.minLength !== undefined && value.length < schema.minLength) return wrong();
       if (schema.maxLength !== undefined && value.length > schema.maxLength) return wrong();
       return null;
@@ -133,6 +141,7 @@ function check(schema: JsonSchema, value: unknown, path: string): string | null 
       if (typeof value !== 'number' || !Number.isFinite(value)) return wrong();
       if (schema.type === 'integer' && !Number.isInteger(value)) return wrong();
       if (schema.minimum !== undefined && value < schema.minimum) return wrong();
+      if (schema.exclusiveMinimum !== undefined && value <= schema.exclusiveMinimum) return wrong();
       if (schema.maximum !== undefined && value > schema.maximum) return wrong();
       return null;
     }

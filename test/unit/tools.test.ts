@@ -100,7 +100,12 @@ describe('schemas', () => {
     expect(tools.background.inputSchema).toMatchObject({ required: ['command'] });
     expect(tools.job_kill.inputSchema).toMatchObject({ required: ['id'] });
     expect(tools.background.description).toContain('At most 8 jobs run at once');
-    expect(describeAccepted(tools.job_status.inputSchema)).toBe('{"id"?: whole number from 0 to 9007199254740991, "lines"?: whole number from 0 to 1000000}');
+    expect(describeAccepted(tools.job_status.inputSchema)).toBe(
+      '{"id"?: whole number from 0 to 9007199254740991, "lines"?: whole number from 0 to 1000000, ' +
+        '"since"?: whole number from -1 to 9007199254740991, "max_bytes"?: whole number from 1 to 65536, ' +
+        '"wait"?: number from 0 to 600, "until"?: string of 1 to 1000 characters}',
+    );
+    expect(tools.all.map((tool) => `${tool.name}:${tool.level}`)).toEqual(['background:2', 'job_status:0', 'job_kill:2', 'job_input:2', 'job_restart:2']);
   });
 
   it('quote the runtime’s own limits', () => {
@@ -121,7 +126,7 @@ describe('validate', () => {
     [{}, 'command is required and missing'],
     [{ command: 5 }, 'command must be a string of 1 to 131071 characters; received the number 5'],
     [{ command: '' }, 'command must be a string of 1 to 131071 characters; received the string ""'],
-    [{ command: 'x', cwd: '/' }, 'unknown field "cwd" (the accepted fields are "command", "locks")'],
+    [{ command: 'x', cwd: '/' }, 'unknown field "cwd" (the accepted fields are "command", "locks", "stdin", "merge", "timeout", "wait", "until")'],
     [{ command: 'x', locks: 'port:1' }, 'locks must be an array of at most 32 strings of 1 to 1024 characters; received the string "port:1"'],
     [{ command: 'x', locks: ['port:1', 2] }, 'locks[1] must be a string of 1 to 1024 characters; received the number 2'],
     [{ command: 'x', locks: Array(33).fill('port:1') }, 'locks must be an array of at most 32 strings of 1 to 1024 characters; received an array of 33'],
@@ -144,16 +149,19 @@ describe('tool errors are answers', () => {
     ['job_status', { id: '0' }, /id must be a whole number .*received the string "0"\./],
     ['job_status', { id: null }, /id must be a whole number .*received null\./],
     ['job_status', { id: 0, lines: -5 }, /lines must be a whole number from 0 to 1000000; received the number -5\./],
-    ['job_status', { id: 0, lines: 10, since: 3 }, /unknown field "since" \(the accepted fields are "id", "lines"\)/],
+    ['job_status', { id: 0, lines: 10, follow: true }, /unknown field "follow" \(the accepted fields are "id", "lines", "since", "max_bytes", "wait", "until"\)/],
+    ['job_status', { id: 0, until: '(' }, /^job_status: bad input: until is not a valid JavaScript regular expression \(.*\)\. Accepted input: .* Nothing was run\.$/],
     ['job_status', { lines: 10 }, /^job_status: bad input: "lines" needs an "id".* Use \{"id": 0, "lines": 200\} for one job, or \{\} to list every job\.$/],
     ['job_status', { id: 5 }, /^job_status: there is no job 5\. The jobs are 0\. job_status \{\} lists every job\.$/],
-    ['job_kill', {}, /^job_kill: bad input: id is required and missing\. Accepted input: \{"id": whole number from 0 to 9007199254740991\}\. For example: job_kill \{"id": 0\}\. Nothing was run\.$/],
+    ['job_kill', {}, /^job_kill: bad input: id is required and missing\. Accepted input: \{"id": whole number from 0 to 9007199254740991, "signal"\?: one of "INT", "TERM", "KILL", "grace"\?: number from 0 to 600\}\. For example: job_kill \{"id": 0, "signal": "INT"\}\. Nothing was run\.$/],
+    ['job_kill', { id: 0, signal: 'HUP' }, /signal must be one of "INT", "TERM", "KILL"; received the string "HUP"/],
     ['job_kill', { id: 5 }, /^job_kill: there is no job 5\. The jobs are 0\. job_status \{\} lists every job\.$/],
     ['background', { command: '   ' }, /^background: bad input: command has no text; give the shell command line to run, e\.g\. \{"command": "npm run dev"\}\. Nothing was run\.$/],
     ['background', { command: 'a\0b' }, /^background: bad input: command contains a NUL character/],
     ['background', { command: 'é'.repeat(70_000) }, /^background: bad input: command is 140000 bytes long; at most 131071 bytes are accepted\. Put a long script in a file/],
     ['background', { command: 'x', locks: ['Port:1'] }, /^background: bad lock: bad lock resource "Port:1": the kind "Port" may only contain lowercase letters.* Nothing was started\.$/],
-    ['background', { command: 'x', stdin: true }, /^background: bad input: unknown field "stdin" \(the accepted fields are "command", "locks"\)\. Accepted input: \{"command": string of 1 to 131071 characters, "locks"\?: array of at most 32 strings of 1 to 1024 characters\}\. For example: background \{"command": "npm run dev", "locks": \["port:5173"\]\}\. Nothing was run\.$/],
+    ['background', { command: 'x', shell: 'bash' }, /^background: bad input: unknown field "shell" \(the accepted fields are "command", "locks", "stdin", "merge", "timeout", "wait", "until"\)\. Accepted input: \{"command": string of 1 to 131071 characters, .*\}\. For example: background \{"command": "npm run dev", "locks": \["port:5173"\]\}\. Nothing was run\.$/],
+    ['background', { command: 'x', timeout: 0 }, /timeout must be a number above 0 and up to 604800; received the number 0/],
   ] as const)('%s %j', async (name, input, answer) => {
     const { runtime, calls } = fakeRuntime(jobs);
     const asked: string[] = [];

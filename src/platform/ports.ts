@@ -1,0 +1,231 @@
+/**
+ * The TCP ports a set of processes listen on, from /proc alone (no child process, no netlink):
+ * the processes' socket inodes (readlink of /proc/PID/fd/* is `socket:[INODE]`) matched against
+ * the LISTEN entries of /proc/PID/net/tcp and tcp6. See proc(5) (/proc/net/tcp) and
+ * net/ipv4/tcp_ipv4.c, net/ipv6/tcp_ipv6.c (get_tcp4_sock, get_tcp6_sock) for the format.
+ *
+ * /proc/net/tcp lists the sockets of the *reader's* network namespace, so the tables are read
+ * through /proc/PID/net/ of a process that owns sockets, once per distinct network namespace among
+ * the processes (a job may run `unshare -n`). A socket created in one namespace by a process that
+ * later moved to another (setns) is not found; nothing short of sock_diag would find it.
+ */
+import fs from 'node:fs';
+
+export type IpFamily = 4 | 6;
+
+export interface ListeningPort {
+  port: number;
+  /** Local address as text: `0.0.0.0`, `127.0.0.1`, `::`, `::1`, `::ffff:127.0.0.1`, ... */
+  address: string;
+  family: IpFamily;
+}
+
+/** One LISTEN line of /proc/net/tcp{,6}. */
+export interface TcpListenEntry extends ListeningPort {
+  inode: number;
+}
+
+/** TCP_LISTEN in include/net/tcp_states.h, as /proc/net/tcp prints it (`%02X`). */
+const LISTEN = '0A';
+const SYN_RECV = '03';
+
+/** `0100007F` (a 32-bit word printed in host order, little-endian here) to `127.0.0.1`. */
+function decodeIpv4(hex: string): string | null {
+  if (!/^[0-9A-Fa-f]{8}$/.test(hex)) return null;
+  const word = parseInt(hex, 16);
+  return `${word & 0xff}.${(word >>> 8) & 0xff}.${(word >>> 16) & 0xff}.${word >>> 24}`;
+}
+
+/**
+ * 32 hex digits, four 32-bit words each printed in host (little-endian) order, to RFC 5952 text:
+ * lower case, the longest run of two or more zero groups as `::`, IPv4-mapped as `::ffff:a.b.c.d`.
+ */
+function decodeIpv6(hex: string): string | null {
+  if (!/^[0-9A-Fa-f]{32}$/.test(hex)) return null;
+  const bytes: number[] = [];
+  for (let word = 0; word < 4; word++) {
+    const value = parseInt(hex.slice(word * 8, word * 8 + 8), 16);
+    bytes.push(value & 0xff, (value >>> 8) & 0xff, (value >>> 16) & 0xff, value >>> 24);
+  }
+  const groups: number[] = [];
+  for (let i = 0; i < 16; i += 2) groups.push((bytes[i]! << 8) | bytes[i + 1]!);
+  if (groups.slice(0, 5).every((group) => group === 0) && groups[5] === 0xffff) {
+    return `::ffff:${bytes[12]}.${bytes[13]}.${bytes[14]}.${bytes[15]}`;
+  }
+  let bestStart = -1;
+  let bestLength = 1;
+  for (let i = 0; i < 8; ) {
+    if (groups[i] !== 0) {
+      i++;
+      continue;
+    }
+    let end = i;
+    while (end < 8 && groups[end] === 0) end++;
+    if (end - i > bestLength) {
+      bestStart = i;
+      bestLength = end - i;
+    }
+    i = end;
+  }
+  const text = (from: number, to: number) => groups.slice(from, to).map((group) => group.toString(16)).join(':');
+  if (bestStart < 0) return text(0, 8);
+  return `${text(0, bestStart)}::${text(bestStart + bestLength, 8)}`;
+}
+
+/** `ADDR:PORT` (hex) as printed in the local_address column. */
+export function decodeSocketAddress(field: string, family: IpFamily): { address: string; port: number } | null {
+  const colon = field.indexOf(':');
+  if (colon < 0) return null;
+  const portHex = field.slice(colon + 1);
+  if (!/^[0-9A-Fa-f]{4}$/.test(portHex)) return null;
+  const address = family === 4 ? decodeIpv4(field.slice(0, colon)) : decodeIpv6(field.slice(0, colon));
+  return address === null ? null : { address, port: parseInt(portHex, 16) };
+}
+
+/**
+ * The LISTEN entries of the text of /proc/net/tcp (family 4) or /proc/net/tcp6 (family 6). Lines
+ * in any other state, the header, and lines that do not parse are skipped.
+ *
+ *   `   0: 0100007F:1435 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000  0 184189 1 ...`
+ *       sl  local        remote        st tx:rx queue       tr:when     retrnsmt  uid timeout inode
+ */
+export function parseProcNetTcp(text: string, family: IpFamily): TcpListenEntry[] {
+  const entries: TcpListenEntry[] = [];
+  for (const line of text.split('\n')) {
+    const fields = line.trim().split(/\s+/);
+    if (fields.length < 10 || fields[3] !== LISTEN || !fields[0]!.endsWith(':')) continue;
+    const local = decodeSocketAddress(fields[1]!, family);
+    const inode = Number(fields[9]);
+    if (local === null || !Number.isSafeInteger(inode) || inode <= 0) continue;
+    entries.push({ port: local.port, address: local.address, family, inode });
+  }
+  return entries;
+}
+
+/**
+ * Reads the LISTEN part of a /proc/.../net/tcp{,6} file. The kernel walks the listening hash
+ * before the established one (tcp_get_idx: listening_get_first, then established_get_first), so
+ * every LISTEN line comes before every connection: reading stops at the first line in a state
+ * other than LISTEN or SYN_RECV, which keeps the cost independent of how many connections the
+ * machine has. (Kernels before 4.4 printed a listener's pending SYN_RECV requests right after it,
+ * inside the listening walk, hence SYN_RECV does not stop the read.) Null when the file cannot be
+ * read (the process is gone, or IPv6 is disabled and tcp6 does not exist).
+ */
+function readListenSection(file: string): string | null {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch {
+    return null;
+  }
+  try {
+    const chunk = Buffer.allocUnsafe(64 * 1024);
+    let text = '';
+    let scanned = 0;
+    for (;;) {
+      const count = fs.readSync(fd, chunk, 0, chunk.length, null);
+      if (count === 0) return text;
+      text += chunk.toString('latin1', 0, count);
+      // Look at each complete line once; the header's st column is "st", not a state.
+      let newline: number;
+      while ((newline = text.indexOf('\n', scanned)) >= 0) {
+        const state = text.slice(scanned, newline).trim().split(/\s+/)[3];
+        const isHeader = scanned === 0;
+        if (!isHeader && state !== LISTEN && state !== SYN_RECV) return text.slice(0, scanned);
+        scanned = newline + 1;
+      }
+    }
+  } catch {
+    return null;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Socket inodes held open by `pid` (readlink of each /proc/PID/fd entry); empty when gone. */
+export function socketInodes(pid: number): number[] {
+  const dir = `/proc/${pid}/fd`;
+  let fds: string[];
+  try {
+    fds = fs.readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const inodes: number[] = [];
+  for (const fd of fds) {
+    let target: string;
+    try {
+      target = fs.readlinkSync(`${dir}/${fd}`);
+    } catch {
+      continue; // closed while we looked
+    }
+    // "socket:[184189]"
+    if (target.startsWith('socket:[')) inodes.push(Number(target.slice(8, -1)));
+  }
+  return inodes;
+}
+
+function netNamespace(pid: number): string | null {
+  try {
+    return fs.readlinkSync(`/proc/${pid}/ns/net`);
+  } catch {
+    return null;
+  }
+}
+
+/** LISTEN entries of both tables of the namespace `pids` share, read through the first pid whose
+ * /proc/PID/net is still readable; the reader's own /proc/net as the last resort. */
+function listenEntries(pids: number[]): TcpListenEntry[] {
+  for (const base of [...pids.map((pid) => `/proc/${pid}/net`), '/proc/net']) {
+    const tcp = readListenSection(`${base}/tcp`);
+    if (tcp === null) continue;
+    const tcp6 = readListenSection(`${base}/tcp6`);
+    return [...parseProcNetTcp(tcp, 4), ...(tcp6 === null ? [] : parseProcNetTcp(tcp6, 6))];
+  }
+  return [];
+}
+
+/**
+ * TCP sockets in LISTEN state owned by any of `pids`, one entry per (family, address, port),
+ * sorted by port, then family, then address. A port listened on both as 0.0.0.0 and :: gives two
+ * entries. Pids that are gone are skipped. Only the given processes' fds are looked at, and the
+ * tables are read only when one of them has a socket at all.
+ */
+export function listeningPorts(pids: Iterable<number>): ListeningPort[] {
+  // Socket inodes, and the pids holding sockets grouped by network namespace.
+  const inodes = new Set<number>();
+  const byNamespace = new Map<string, number[]>();
+  for (const pid of new Set(pids)) {
+    const own = socketInodes(pid);
+    if (own.length === 0) continue;
+    for (const inode of own) inodes.add(inode);
+    const namespace = netNamespace(pid) ?? `unknown:${pid}`;
+    const group = byNamespace.get(namespace);
+    if (group) group.push(pid);
+    else byNamespace.set(namespace, [pid]);
+  }
+  if (inodes.size === 0) return [];
+
+  const found = new Map<string, ListeningPort>();
+  for (const group of byNamespace.values()) {
+    for (const entry of listenEntries(group)) {
+      if (!inodes.has(entry.inode)) continue;
+      const key = `${entry.family} ${entry.address} ${entry.port}`;
+      if (!found.has(key)) found.set(key, { port: entry.port, address: entry.address, family: entry.family });
+    }
+  }
+  return [...found.values()].sort((a, b) => a.port - b.port || a.family - b.family || a.address.localeCompare(b.address));
+}
+
+/** The distinct port numbers, ascending. */
+export function uniquePorts(ports: Iterable<ListeningPort>): number[] {
+  return [...new Set([...ports].map((entry) => entry.port))].sort((a, b) => a - b);
+}
+
+/** `:5173, :24678` — each port once, whatever its families and addresses; at most `max` shown. */
+export function formatPorts(ports: Iterable<number | ListeningPort>, max = 8): string {
+  const numbers = [...new Set([...ports].map((entry) => (typeof entry === 'number' ? entry : entry.port)))].sort((a, b) => a - b);
+  const shown = numbers.slice(0, max).map((port) => `:${port}`);
+  if (numbers.length > max) shown.push(`+${numbers.length - max} more`);
+  return shown.join(', ');
+}
