@@ -162,6 +162,12 @@ function earlierLine(record: JobRecord, output: OutputSnapshot, context: ReportC
 
 function outputSection(record: JobRecord, output: OutputSnapshot, context: ReportContext): string[] {
   const lines: string[] = [];
+  // The first lines of a job (the first fatal error is often early), when the tail no longer
+  // shows them; the "earlier lines" note below them separates them from the tail.
+  if (output.head.length > 0) {
+    lines.push(`(the first ${plural(output.head.length, 'line')}, kept from the start:)`);
+    for (const line of output.head) lines.push(outputLine(line));
+  }
   const earlier = earlierLine(record, output, context);
   if (earlier !== null) lines.push(earlier);
   for (const line of output.lines) lines.push(outputLine(line));

@@ -60,11 +60,7 @@ function viaChild(start, kill) {
   };
 }
 
-const startPlain = (marker) => {
-  const child = spawn('/bin/sh', [TREE], { env: envWith(marker), stdio: 'ignore' });
-  child.closed = once(child, 'exit');
-  return child;
-};
+const startPlain = (marker) => spawn('/bin/sh', [TREE], { env: envWith(marker), stdio: 'ignore' });
 
 const killWithTreeKill = (child) =>
   new Promise((resolve, reject) => treeKill(child.pid, 'SIGKILL', (error) => (error ? reject(error) : resolve())));

@@ -15,6 +15,8 @@ import { summarize } from './stats.mjs';
 export function row(name, samples, options = {}) {
   const stats = summarize(samples);
   const out = { name, ours: options.ours === true, unit: options.unit ?? 'ms', ...stats };
+  // Kept for the JSON (the table shows only the summary).
+  out.samples = samples.map((value) => Math.round(value * 1000) / 1000);
   if (options.work && stats.n > 0) {
     out.rate = options.work.amount / (stats.median / 1000);
     out.rateUnit = `${options.work.unit}/s`;
@@ -51,8 +53,14 @@ export function ratioOf(groupValue, name) {
  * A goal: `actual` compared with `limit` by `op` ('<=' or '>='). An actual that is NaN was not
  * measured: the goal is reported as unmeasured, never as met.
  */
-export function goal(text, actual, op, limit, format = (value) => `${value.toFixed(2)}×`) {
+export function goal(text, actual, op, limit, format = ratioText) {
   if (!Number.isFinite(actual)) return { text, met: null, actual: null, shown: 'not measured' };
   const met = op === '<=' ? actual <= limit : actual >= limit;
-  return { text, met, actual, shown: format(actual) };
+  // A miss must not read like the limit itself: show more digits when two would round onto it.
+  const shown = !met && format === ratioText && actual.toFixed(2) === limit.toFixed(2) ? `${actual.toFixed(3)}×` : format(actual);
+  return { text, met, actual, shown };
+}
+
+function ratioText(value) {
+  return `${value.toFixed(2)}×`;
 }

@@ -29,6 +29,9 @@ export interface TcpListenEntry extends ListeningPort {
 const LISTEN = '0A';
 const SYN_RECV = '03';
 
+/** A read of /proc/net/tcp{,6} this short was the last one (see readListenSection). */
+const SURELY_LAST_READ = 4096 - 256;
+
 /** `0100007F` (a 32-bit word printed in host order, little-endian here) to `127.0.0.1`. */
 function decodeIpv4(hex: string): string | null {
   if (!/^[0-9A-Fa-f]{8}$/.test(hex)) return null;
@@ -108,8 +111,18 @@ export function parseProcNetTcp(text: string, family: IpFamily): TcpListenEntry[
  * every LISTEN line comes before every connection: reading stops at the first line in a state
  * other than LISTEN or SYN_RECV, which keeps the cost independent of how many connections the
  * machine has. (Kernels before 4.4 printed a listener's pending SYN_RECV requests right after it,
- * inside the listening walk, hence SYN_RECV does not stop the read.) Null when the file cannot be
- * read (the process is gone, or IPv6 is disabled and tcp6 does not exist).
+ * inside the listening walk, hence SYN_RECV does not stop the read.)
+ *
+ * Each read() that reaches the end of the listeners walks the whole established hash (sized by
+ * RAM, not by use: about 2 ms on a small VM) looking for what comes next, so a table with no
+ * connection costs a walk for the read that returns the listeners and another for the read that
+ * returns end of file. The second is skipped: seq_file (fs/seq_file.c, seq_read_iter) returns less
+ * than was asked only at the end of the table, or when the next record would not fit in its buffer
+ * of at least a page (4096 bytes). Records here are under 200 bytes, so a short read of at most
+ * 3840 bytes can only be the end of the table.
+ *
+ * Null when the file cannot be read (the process is gone, or IPv6 is disabled and tcp6 does not
+ * exist).
  */
 function readListenSection(file: string): string | null {
   let fd: number;
@@ -134,6 +147,7 @@ function readListenSection(file: string): string | null {
         if (!isHeader && state !== LISTEN && state !== SYN_RECV) return text.slice(0, scanned);
         scanned = newline + 1;
       }
+      if (count <= SURELY_LAST_READ && scanned === text.length) return text;
     }
   } catch {
     return null;
@@ -173,14 +187,45 @@ function netNamespace(pid: number): string | null {
   }
 }
 
-/** LISTEN entries of both tables of the namespace `pids` share, read through the first pid whose
- * /proc/PID/net is still readable; the reader's own /proc/net as the last resort. */
+/**
+ * TCP sockets in use in a namespace, from `/proc/.../net/sockstat` (`TCP: inuse 3 ...`) or
+ * sockstat6 (`TCP6: inuse 1`): listening sockets count, and it costs no table walk. Null when
+ * unknown.
+ */
+function tcpInUse(base: string, family: IpFamily): number | null {
+  try {
+    const text = fs.readFileSync(`${base}/${family === 4 ? 'sockstat' : 'sockstat6'}`, 'latin1');
+    const match = (family === 4 ? /^TCP: inuse (\d+)/m : /^TCP6: inuse (\d+)/m).exec(text);
+    return match ? Number(match[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * LISTEN entries of both tables of the namespace `pids` share, read through the first pid whose
+ * /proc/PID/net is still readable; the reader's own /proc/net as the last resort.
+ *
+ * Reading a table costs more than its size suggests: the kernel walks every bucket of the
+ * established hash (sized by RAM, not by use) to find what follows the last listener, about 2 ms
+ * on a small VM even when the table has three lines. So a table whose family has no TCP socket in
+ * use (sockstat, which costs nothing) is not read at all, and a read stops at the first connection.
+ */
 function listenEntries(pids: number[]): TcpListenEntry[] {
   for (const base of [...pids.map((pid) => `/proc/${pid}/net`), '/proc/net']) {
-    const tcp = readListenSection(`${base}/tcp`);
-    if (tcp === null) continue;
-    const tcp6 = readListenSection(`${base}/tcp6`);
-    return [...parseProcNetTcp(tcp, 4), ...(tcp6 === null ? [] : parseProcNetTcp(tcp6, 6))];
+    const entries: TcpListenEntry[] = [];
+    let readable = false;
+    for (const family of [4, 6] as const) {
+      if (tcpInUse(base, family) === 0) {
+        readable = true;
+        continue;
+      }
+      const text = readListenSection(`${base}/${family === 4 ? 'tcp' : 'tcp6'}`);
+      if (text === null) continue;
+      readable = true;
+      entries.push(...parseProcNetTcp(text, family));
+    }
+    if (readable) return entries;
   }
   return [];
 }

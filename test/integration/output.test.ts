@@ -38,15 +38,19 @@ describe.each(modeRows())('output through the tools (%s)', (mode, skip) => {
 
     const tail = (await tools.job_status.run({ id: 0 })).split('\n');
     expect(tail[0]).toMatch(/^job 0 exited 0 \d+:\d\d seq 1 5000$/);
-    expect(tail[1]).toBe(
+    // The job's first 20 lines are kept apart from the ring and shown first.
+    expect(tail[1]).toBe('(the first 20 lines, kept from the start:)');
+    expect(tail.slice(2, 22)).toEqual(Array.from({ length: 20 }, (_, k) => `> ${k + 1}`));
+    expect(tail[22]).toBe(
       '(4950 earlier lines: the first 3000 are gone, since only the newest lines are kept; the other 1950 can be shown with job_status {"id": 0, "lines": 2000})',
     );
-    expect(tail.slice(2, -1)).toEqual(Array.from({ length: 50 }, (_, k) => `> ${4951 + k}`));
+    expect(tail.slice(23, -1)).toEqual(Array.from({ length: 50 }, (_, k) => `> ${4951 + k}`));
     expect(tail.at(-1)).toBe('job 0 has ended; its output stays readable with job_status {"id": 0}.');
 
     const all = (await tools.job_status.run({ id: 0, lines: 2000 })).split('\n');
-    expect(all[1]).toBe("(3000 earlier lines are gone: only the newest lines of a job's output are kept)");
-    expect(all.slice(2, -1)).toEqual(Array.from({ length: 2000 }, (_, k) => `> ${3001 + k}`));
+    expect(all.slice(1, 22)).toEqual(tail.slice(1, 22));
+    expect(all[22]).toBe("(3000 earlier lines are gone: only the newest lines of a job's output are kept)");
+    expect(all.slice(23, -1)).toEqual(Array.from({ length: 2000 }, (_, k) => `> ${3001 + k}`));
 
     // Asking for more than is kept shows what is kept, and the ring never held more.
     const more = await runtime.status(0, { lines: 1_000_000 });

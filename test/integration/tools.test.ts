@@ -323,6 +323,8 @@ describe('permissions (exact patterns, levels, approvers)', () => {
       ['background', 2],
       ['job_status', 0],
       ['job_kill', 2],
+      ['job_input', 2],
+      ['job_restart', 2],
     ]);
     await tools.background.run({ command: 'echo once; exec sleep 60' });
     await tools.background.run({ command: 'echo once; exec sleep 60' });

@@ -1,0 +1,129 @@
+#!/usr/bin/env node
+/**
+ * The `heph-jobs` binary: the interactive shell (no subcommand), `watch`, and `mcp`. One runtime
+ * per process; every way the process ends goes through `Session.end()`, which stops every job. If
+ * the process is killed outright, the supervisor sees its channel close and stops them itself.
+ */
+import fs from 'node:fs';
+import { JobRuntime } from '../runtime.js';
+import { USAGE, packageVersion, parseCliArgs, type CliOptions } from './args.js';
+import { serveMcp } from './mcp.js';
+import { Session, stoppedText, type SessionEnd } from './session.js';
+import { runShell } from './shell.js';
+import { createTools } from '../tools/index.js';
+import { watchFrames, watchLive } from './watch.js';
+
+/** Exit status for a bad command line (as getopt-style tools use). */
+const EXIT_USAGE = 2;
+
+/** The session, once there is one: an unexpected error still ends it (and every job) first. */
+let current: Session | null = null;
+
+async function main(argv: readonly string[]): Promise<number> {
+  const parsed = parseCliArgs(argv);
+  if (!parsed.ok) {
+    process.stderr.write(`heph-jobs: ${parsed.problem}\n\n${USAGE}\n`);
+    return EXIT_USAGE;
+  }
+  const options = parsed.options;
+  if (options.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const version = packageVersion();
+  if (options.version) {
+    process.stdout.write(`${version}\n`);
+    return 0;
+  }
+  if (options.cwd !== undefined && !isDirectory(options.cwd)) {
+    process.stderr.write(`heph-jobs: --cwd ${options.cwd} is not a directory\n`);
+    return EXIT_USAGE;
+  }
+
+  const runtime = await JobRuntime.start({
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+    ...(options.maxJobs === undefined ? {} : { maxJobs: options.maxJobs }),
+    ...(options.containment === undefined ? {} : { containment: options.containment }),
+  });
+  const session = new Session(runtime);
+  current = session;
+  session.onSignals((code, end) => {
+    report(options, end, options.subcommand === 'mcp');
+    process.exit(code);
+  });
+  // A reader that went away (`heph-jobs ... | head`): end the session rather than die mid-write.
+  process.stdout.on('error', () => {
+    void session.end().then(() => process.exit(1));
+  });
+
+  switch (options.subcommand) {
+    case 'mcp':
+      await serveMcp({ session, input: process.stdin, output: process.stdout, log: (line) => process.stderr.write(`${line}\n`), version });
+      return 0;
+    case 'watch':
+      return watch(session, options);
+    default:
+      return runShell({ session, input: process.stdin, output: process.stdout, errors: process.stderr, json: options.json, yes: options.yes, intervalMs: options.intervalMs, version });
+  }
+}
+
+/** `heph-jobs watch -- CMD...`: starts each command as a job and watches them; the session ends with the watch. */
+async function watch(session: Session, options: CliOptions): Promise<number> {
+  const runtime = session.runtime;
+  // The commands were typed on the command line: that is the approval.
+  const tools = createTools(runtime, { approve: async () => 'once' });
+  const notes: string[] = [];
+  for (const command of options.commands) {
+    const text = await tools.background.run({ command });
+    if (!/^job \d+ /.test(text)) notes.push(text.split('\n')[0]!);
+  }
+  const empty = 'no jobs: heph-jobs watch -- CMD... starts commands and watches them (the shell has a watch command for its own jobs)';
+  const live = process.stdin.isTTY === true && process.stdout.isTTY === true && !options.json;
+  if (live) {
+    const footer =
+      options.commands.length === 0 ? 'press any key to quit' : 'press any key to quit: every job is stopped';
+    await watchLive({ runtime, input: process.stdin, output: process.stdout, intervalMs: options.intervalMs, empty, notes, footer });
+  } else {
+    for (const note of notes) process.stderr.write(`${note}\n`);
+    // Like `top -b`: a frame per interval until every job has ended (a signal ends it sooner).
+    await watchFrames({
+      runtime,
+      output: process.stdout,
+      json: options.json,
+      intervalMs: options.intervalMs,
+      empty,
+      until: () => runtime.list().every((job) => job.state !== 'running' && job.state !== 'waiting'),
+    });
+  }
+  const end = await session.end();
+  report(options, end, false);
+  return notes.length > 0 ? 1 : 0;
+}
+
+/** The last word of a session that ended outside the shell's own loop. */
+function report(options: CliOptions, end: SessionEnd, toStderr: boolean): void {
+  if (options.subcommand === 'shell' || toStderr) {
+    if (options.subcommand === 'mcp') process.stderr.write(`heph-jobs mcp: ended by a signal; ${stoppedText(end.stopped)}\n`);
+    else process.stderr.write(`\nsession ended: ${stoppedText(end.stopped)}\n`);
+    return;
+  }
+  if (options.json) process.stdout.write(`${JSON.stringify({ type: 'end', stopped: end.stopped, jobs: end.jobs })}\n`);
+  else process.stdout.write(`session ended: ${stoppedText(end.stopped)}\n`);
+}
+
+function isDirectory(dir: string): boolean {
+  try {
+    return fs.statSync(dir).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  async (error: unknown) => {
+    process.stderr.write(`heph-jobs: ${error instanceof Error ? error.message : String(error)}\n`);
+    await current?.end().catch(() => undefined);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,79 @@
+/**
+ * `heph-jobs mcp`: a Model Context Protocol server over stdio exposing every tool of
+ * `createTools(runtime).all` with its own JSON Schema and description (the low-level `Server`, so
+ * the schemas go out exactly as the tools define them; a tool added there is served with no change
+ * here). Approvals are the MCP client's business: the server runs what it is asked.
+ *
+ * The session is the connection: when the client disconnects (stdin ends, the transport closes, or
+ * a signal arrives) every job is stopped, then the process exits. stdout carries nothing but the
+ * protocol; the few lines of log go to stderr.
+ */
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { createTools, type ToolDefinition } from '../tools/index.js';
+import { looksRefused } from './answer.js';
+import { stoppedText, type Session, type SessionEnd } from './session.js';
+
+export interface McpOptions {
+  session: Session;
+  input: NodeJS.ReadableStream & { isPaused?(): boolean };
+  output: NodeJS.WritableStream;
+  log: (line: string) => void;
+  version: string;
+}
+
+const INSTRUCTIONS =
+  'Background jobs that belong to this session: background starts a long-running shell command (a dev server, ' +
+  'a watcher) and answers with a job number; job_status reads its output; job_kill stops it and everything it ' +
+  'started. Every job is stopped when this connection closes.';
+
+/** The MCP form of a tool: its name, description and JSON Schema as they are. */
+export function mcpTool(tool: ToolDefinition): Tool {
+  return {
+    name: tool.name,
+    description: tool.description,
+    inputSchema: tool.inputSchema as Tool['inputSchema'],
+    annotations: tool.level === 0 ? { readOnlyHint: true, openWorldHint: false } : { readOnlyHint: false, openWorldHint: true },
+  };
+}
+
+/** Serves until the client disconnects; resolves with how the session ended. */
+export async function serveMcp(options: McpOptions): Promise<SessionEnd> {
+  const { session, log } = options;
+  const tools = createTools(session.runtime, { approve: async () => 'once' });
+  const server = new Server({ name: 'heph-jobs', version: options.version }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools.all.map(mcpTool) }));
+  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+    const { name, arguments: args } = request.params;
+    const tool = tools.all.find((candidate) => candidate.name === name);
+    if (!tool) {
+      throw new McpError(ErrorCode.InvalidParams, `there is no tool ${JSON.stringify(name)}; the tools are ${tools.all.map((t) => t.name).join(', ')}`);
+    }
+    try {
+      const text = await tool.run(args ?? {});
+      return { content: [{ type: 'text', text }], ...(looksRefused(tool.name, text) ? { isError: true } : {}) };
+    } catch (error) {
+      // The tools answer every mistake with text; a throw is a fault, still told as a tool result.
+      return { content: [{ type: 'text', text: `${tool.name} failed unexpectedly: ${(error as Error).message}` }], isError: true };
+    }
+  });
+
+  const transport = new StdioServerTransport(options.input as never, options.output as never);
+  let finished: (reason: string) => void = () => undefined;
+  const disconnected = new Promise<string>((resolve) => (finished = resolve));
+  transport.onerror = (error) => log(`heph-jobs mcp: transport error: ${error.message}`);
+  server.onclose = () => finished('the transport closed');
+  options.input.once('end', () => finished('the client closed its end (stdin ended)'));
+  options.input.once('close', () => finished('stdin closed'));
+  options.output.once('error', (error: Error) => finished(`stdout failed (${error.message})`));
+
+  await server.connect(transport);
+  log(`heph-jobs mcp ${options.version}: serving ${tools.all.map((tool) => tool.name).join(', ')} over stdio (cwd ${session.runtime.settings.cwd})`);
+  const reason = await disconnected;
+  const end = await session.end();
+  log(`heph-jobs mcp: ${reason}; ${stoppedText(end.stopped)}`);
+  await server.close().catch(() => undefined);
+  return end;
+}
