@@ -4,6 +4,7 @@
  */
 import type { Lease, NormalizedResource } from './locks/index.js';
 import type { ContainmentMode } from './protocol/messages.js';
+import type { JobStats } from './stats-format.js';
 
 /** `waiting` for its locks; `running`; `exited` with a code; `killed` by a signal; `failed` to
  * start; `lost` with its supervisor. (`starting` is internal: shown as running.) */
@@ -36,6 +37,8 @@ export interface JobRecord {
   abort: AbortController | null;
   /** What started it, for job_restart. */
   input: RestartableInput;
+  /** Resources at the last read, while running. */
+  stats: JobStats | null;
   /** The per-job timeout fired and stopped it. */
   timedOut: boolean;
   timeoutTimer: NodeJS.Timeout | null;

@@ -12,6 +12,7 @@
  */
 import type { JobRecord, JobState } from './job-record.js';
 import type { OutputLine, OutputSnapshot } from './protocol/messages.js';
+import { formatStats, type JobStats } from './stats-format.js';
 
 export type { OutputSnapshot };
 
@@ -27,6 +28,8 @@ export interface JobReport {
   signal: string | null;
   command: string;
   pid: number | null;
+  /** CPU, memory, processes and listening ports at this read, while running; null otherwise. */
+  stats: JobStats | null;
   startedAt: number;
   endedAt: number | null;
   elapsedMs: number;
@@ -108,7 +111,8 @@ function stateWord(record: JobRecord): string {
 /** `job <id> <state> <elapsed> <command>`; a multi-line command is shown on one line. */
 export function headerLine(record: JobRecord, now = Date.now()): string {
   const elapsed = formatElapsed((record.endedAt ?? now) - record.startedAt);
-  return `job ${record.id} ${stateWord(record)} ${elapsed} ${oneLine(record.command)}`;
+  const stats = isRunning(record) && record.stats ? formatStats(record.stats) : '';
+  return `job ${record.id} ${stateWord(record)} ${elapsed} ${oneLine(record.command)}${stats}`;
 }
 
 /** Newlines in a command would break "one header line per job": shown as `\n`. */
@@ -231,6 +235,7 @@ export function buildReport(record: JobRecord, output: OutputSnapshot | null, co
     signal: record.signal,
     command: record.command,
     pid: record.pid,
+    stats: isRunning(record) ? record.stats : null,
     startedAt: record.startedAt,
     endedAt: record.endedAt,
     elapsedMs: Math.max(0, (record.endedAt ?? now) - record.startedAt),

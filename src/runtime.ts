@@ -165,6 +165,7 @@ export class JobRuntime {
       },
       timedOut: false,
       timeoutTimer: null,
+      stats: null,
     };
     const waitMs = input.waitMs === undefined ? undefined : integerOption('waitMs', input.waitMs, 0, 0, MAX_WAIT_MS);
     const until = input.until === undefined ? undefined : compilePattern(input.until);
@@ -558,6 +559,7 @@ export class JobRuntime {
   }
 
   private applyFacts(record: JobRecord, facts: JobFacts): void {
+    record.stats = facts.stats ?? null;
     if (facts.exit) this.applyExit(record, facts.exit.code, facts.exit.signal, facts.exit.at);
     if (facts.done) this.markCleanedUp(record);
     this.changed();

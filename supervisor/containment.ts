@@ -76,6 +76,17 @@ function cgroupTreePids(dir: string): number[] {
   return pids;
 }
 
+/** Live descendants of the supervisor carrying the job's marker in their environment. */
+function markedStragglers(job: JobIdentity, table: ProcEntry[] = listProcesses()): number[] {
+  const byPid = new Map(table.map((entry) => [entry.pid, entry]));
+  const found: number[] = [];
+  for (const pid of descendantsOf([process.pid], table)) {
+    const entry = byPid.get(pid);
+    if (pid !== process.pid && entry && alive(entry) && environContains(pid, job.marker)) found.push(pid);
+  }
+  return found;
+}
+
 class CgroupStrategy implements ContainmentStrategy {
   readonly info: Containment;
 
@@ -99,10 +110,20 @@ class CgroupStrategy implements ContainmentStrategy {
 
   killAll(job: JobIdentity): void {
     if (job.cgroup) native.cgroupKill(job.cgroup);
+    for (const pid of markedStragglers(job)) native.signalPid(pid, SIGKILL);
   }
 
+  /**
+   * Empty when the cgroup is, and no process that left it (a job running as root can write its
+   * pid into another cgroup) still carries the job's marker below us: escapers are reparented to
+   * the supervisor, the subreaper, so they stay findable. The /proc sweep runs only once the
+   * cgroup reports empty, so it costs one scan per job end.
+   */
   isEmpty(job: JobIdentity): boolean {
-    return job.cgroup === null || !native.cgroupPopulated(job.cgroup);
+    if (job.cgroup !== null && native.cgroupPopulated(job.cgroup)) return false;
+    const stragglers = markedStragglers(job);
+    for (const pid of stragglers) native.signalPid(pid, SIGKILL);
+    return stragglers.length === 0;
   }
 
   watch(job: JobIdentity, onChange: () => void): () => void {
@@ -147,9 +168,7 @@ class ProcessGroupStrategy implements ContainmentStrategy {
     }
     // Only processes below the supervisor can carry our marker legitimately; checking their
     // environment is the expensive part, so limit it to them.
-    for (const pid of descendantsOf([self], table)) {
-      if (pid !== self && !roots.has(pid) && environContains(pid, job.marker)) roots.add(pid);
-    }
+    for (const pid of markedStragglers(job, table)) roots.add(pid);
     const found = descendantsOf(roots, table);
     const byPid = new Map(table.map((entry) => [entry.pid, entry]));
     return [...found].filter((pid) => {

@@ -11,6 +11,7 @@ import type { JobFacts, KillParams, SignalName, SpawnParams, SpawnReply, Supervi
 import type { ContainmentStrategy, JobIdentity } from './containment.js';
 import { OutputRing, type ReadOptions, type OutputRead } from './output/index.js';
 import { hasZombieChildren } from './zombies.js';
+import { jobStats } from './stats.js';
 
 const SIGNALS: Record<SignalName, number> = { INT: os.signals.SIGINT, TERM: os.signals.SIGTERM, KILL: os.signals.SIGKILL };
 const SIGCONT = os.signals.SIGCONT;
@@ -92,15 +93,18 @@ export class SupervisedJob {
     return new SupervisedJob(params, strategy, config, hooks, reply, spawned);
   }
 
-  facts(): JobFacts {
+  /** What the job is now; `withStats` adds its resources (a /proc and cgroup read). */
+  facts(withStats = false): JobFacts {
+    const members = this.done ? [] : this.strategy.members(this.identity);
     return {
       job: this.id,
       pid: this.identity.pid,
       cgroup: this.identity.cgroup,
       exit: this.exit,
       done: this.done,
-      procs: this.done ? 0 : this.strategy.members(this.identity).length,
+      procs: members.length,
       stdinOpen: this.stdin !== null,
+      stats: withStats && !this.done ? jobStats(this.strategy, this.identity, members) : null,
     };
   }
 

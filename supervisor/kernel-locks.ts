@@ -16,6 +16,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { native } from '../src/native.js';
+import { cleanupLostSupervisor } from '../src/lost-cleanup.js';
+import { processStartTime } from '../src/platform/procfs.js';
 import type { LockResource } from '../src/protocol/messages.js';
 
 const SLOTS = 2 ** 46;
@@ -51,6 +53,33 @@ function ancestors(value: string): string[] {
 
 let nextSlot = 0;
 
+/** What a holder writes into a lock file (one JSON line). */
+export interface HolderRecord {
+  resource: string;
+  /** The holding supervisor, and its start time (a recycled pid is not the holder). */
+  pid: number;
+  start: string | null;
+  job: number | null;
+  /** The job's cgroup, or the supervisor's subtree. */
+  cgroup: string | null;
+}
+
+/** A holder whose supervisor is gone: its locks were dropped by the kernel, not released. */
+function isDead(record: HolderRecord): boolean {
+  if (record.pid === process.pid) return false;
+  const start = processStartTime(record.pid);
+  return start === null || (record.start !== null && start !== record.start);
+}
+
+/** Stops what is left of dead holders' jobs (their cgroups, and processes with their marker). */
+async function stopDeadHolders(records: HolderRecord[]): Promise<void> {
+  const dead = new Map<number, HolderRecord[]>();
+  for (const record of records) if (isDead(record)) dead.set(record.pid, [...(dead.get(record.pid) ?? []), record]);
+  for (const [pid, held] of dead) {
+    await cleanupLostSupervisor(pid, null, held.map((record) => ({ pid: null, cgroup: record.cgroup })));
+  }
+}
+
 export class KernelLocks {
   private readonly held = new Map<number, number[]>();
   private readonly pending = new Map<number, () => void>();
@@ -74,7 +103,15 @@ export class KernelLocks {
       let delay = POLL_MIN_MS;
       for (;;) {
         if (cancelled) throw new Error(`lock request ${lease} was cancelled`);
-        if (this.attempt(lease, resources, steps, record)) return;
+        const fds = this.tryAll(steps);
+        if (fds) {
+          this.held.set(lease, fds);
+          // The kernel dropped a dead supervisor's locks at once, but its jobs may still be running
+          // (until their runtime stops them): stop them first, so the resource is really free.
+          await stopDeadHolders(this.readRecords(resources, steps, fds));
+          this.writeRecords(resources, steps, fds, record);
+          return;
+        }
         await new Promise((resolve) => setTimeout(resolve, delay));
         delay = Math.min(delay * 2, POLL_MAX_MS);
       }
@@ -89,6 +126,7 @@ export class KernelLocks {
     return this.attempt(lease, resources, this.plan(resources, this.slotFor()), record);
   }
 
+  /** One try without the dead-holder check (tests of the byte layout use it). */
   private attempt(lease: number, resources: LockResource[], steps: LockStep[], record: Record<string, unknown>): boolean {
     const fds = this.tryAll(steps);
     if (!fds) return false;
@@ -159,17 +197,57 @@ export class KernelLocks {
     }
   }
 
-  /** Who holds an exclusive resource, for diagnostics and for finding a dead holder's jobs. */
-  private writeRecords(resources: LockResource[], steps: LockStep[], fds: number[], record: Record<string, unknown>): void {
+  /** The fd of each resource's own lock file. */
+  private ownFiles(resources: LockResource[], steps: LockStep[], fds: number[]): { res: LockResource; fd: number }[] {
+    const out: { res: LockResource; fd: number }[] = [];
     for (const res of resources) {
-      if (res.mode !== 'exclusive') continue;
-      const index = steps.findIndex((step) => step.file === path.join(this.dir, lockFileName(res.resource)));
-      const fd = fds[index];
-      if (fd === undefined) continue;
-      const line = Buffer.from(`${JSON.stringify({ resource: res.resource, ...record, since: Date.now() })}\n`);
+      const fd = fds[steps.findIndex((step) => step.file === path.join(this.dir, lockFileName(res.resource)))];
+      if (fd !== undefined) out.push({ res, fd });
+    }
+    return out;
+  }
+
+  /** The holder records left in our resources' lock files by whoever held them before. */
+  private readRecords(resources: LockResource[], steps: LockStep[], fds: number[]): HolderRecord[] {
+    const records: HolderRecord[] = [];
+    for (const { fd } of this.ownFiles(resources, steps, fds)) {
+      let text = '';
       try {
-        fs.ftruncateSync(fd, 0);
-        fs.writeSync(fd, line, 0, line.length, 0);
+        const size = fs.fstatSync(fd).size;
+        const buffer = Buffer.alloc(Math.min(size, 1 << 20));
+        fs.readSync(fd, buffer, 0, buffer.length, 0);
+        text = buffer.toString('utf8');
+      } catch {
+        continue;
+      }
+      for (const line of text.split('\n')) {
+        try {
+          const parsed = JSON.parse(line) as HolderRecord;
+          if (typeof parsed.pid === 'number') records.push(parsed);
+        } catch {
+          // A torn or foreign line: not a record.
+        }
+      }
+    }
+    return records;
+  }
+
+  /**
+   * Who holds each resource, for diagnostics and for finding a dead holder's jobs: an exclusive
+   * holder replaces the file's records; a shared one adds its line beside the other sharers'.
+   */
+  private writeRecords(resources: LockResource[], steps: LockStep[], fds: number[], record: Record<string, unknown>): void {
+    for (const { res, fd } of this.ownFiles(resources, steps, fds)) {
+      const line = Buffer.from(
+        `${JSON.stringify({ resource: res.resource, mode: res.mode, start: processStartTime(process.pid), ...record, since: Date.now() })}\n`,
+      );
+      try {
+        if (res.mode === 'exclusive') {
+          fs.ftruncateSync(fd, 0);
+          fs.writeSync(fd, line, 0, line.length, 0);
+        } else {
+          fs.writeSync(fd, line, 0, line.length, fs.fstatSync(fd).size);
+        }
       } catch {
         // Diagnostics only.
       }

@@ -9,10 +9,12 @@ import { InvalidInputError, JobNotFoundError, ProtocolError } from '../src/error
 import type { HelloReply, Request, SupervisorConfig } from '../src/protocol/messages.js';
 import { SupervisedJob } from './job.js';
 import { chooseContainment, type ContainmentStrategy } from './containment.js';
-import { SupervisorChannel } from './channel.js';
+import { CHANNEL_FD, SupervisorChannel } from './channel.js';
+import fs from 'node:fs';
 import { KernelLocks } from './kernel-locks.js';
 
 process.title = 'heph-jobs supervisor';
+closeInheritedDescriptors();
 // A write to the runtime's stderr after it died must not crash us before cleanup.
 process.stderr.on('error', () => {});
 
@@ -43,6 +45,26 @@ try {
 
 for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => void shutdown());
 
+/**
+ * Closes descriptors the runtime's process leaked to us (opened without close-on-exec, which
+ * libuv's spawn passes on): we must not keep a pipe its host waits on open. Everything Node and
+ * libuv open is close-on-exec, and 0-2 and the channel (3) are ours, so only those are kept.
+ */
+function closeInheritedDescriptors(): void {
+  const O_CLOEXEC = 0o2000000;
+  for (const name of fs.readdirSync('/proc/self/fd')) {
+    const fd = Number(name);
+    if (fd <= CHANNEL_FD) continue;
+    try {
+      const info = fs.readFileSync(`/proc/self/fdinfo/${fd}`, 'latin1');
+      const flags = Number.parseInt(/^flags:\s+([0-7]+)/m.exec(info)?.[1] ?? '0', 8);
+      if ((flags & O_CLOEXEC) === 0) fs.closeSync(fd);
+    } catch {
+      // The directory's own fd, already closed: nothing to do.
+    }
+  }
+}
+
 async function handle(request: Request): Promise<unknown> {
   if (shuttingDown) throw new ProtocolError('the supervisor is shutting down');
   switch (request.type) {
@@ -65,7 +87,7 @@ async function handle(request: Request): Promise<unknown> {
     case 'read': {
       const { job, ...options } = request.params;
       const found = findJob(job);
-      return { output: found.read(options), facts: found.facts() };
+      return { output: found.read(options), facts: found.facts(true) };
     }
     case 'write':
       await findJob(request.job).write(request.data, request.close);

@@ -17,19 +17,12 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { formatPorts, listeningPorts, uniquePorts } from '../src/platform/ports.js';
+import { listeningPorts, uniquePorts } from '../src/platform/ports.js';
 import type { ContainmentStrategy, JobIdentity } from './containment.js';
 
-export interface JobStats {
-  /** Live processes of the job. */
-  procs: number;
-  /** Bytes in memory; null when nothing could be read. */
-  memoryBytes: number | null;
-  /** CPU time (user + system) in seconds; null when nothing could be read. */
-  cpuSeconds: number | null;
-  /** TCP ports the job's processes listen on, ascending, each once (whatever the family). */
-  ports: number[];
-}
+export type { JobStats } from '../src/stats-format.js';
+export { formatBytes, formatStats } from '../src/stats-format.js';
+import type { JobStats } from '../src/stats-format.js';
 
 /**
  * USER_HZ: the unit of the times in /proc/PID/stat. It is part of the kernel's ABI and 100 on
@@ -202,36 +195,4 @@ export function jobStats(
   }
 
   return { procs: members.length, memoryBytes, cpuSeconds, ports: uniquePorts(listeningPorts(members)) };
-}
-
-/**
- * `820 KB`, `12 MB`, `1.2 GB`: binary units (1 KB = 1024 bytes, as ps and top count), one decimal
- * below 10 of the unit, whole numbers from 10 on.
- */
-export function formatBytes(bytes: number): string {
-  const units = ['B', 'KB', 'MB', 'GB', 'TB', 'PB'];
-  let unit = 0;
-  let value = Math.max(0, bytes);
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  if (unit === 0) return `${Math.round(value)} B`;
-  let text = value < 10 ? value.toFixed(1) : String(Math.round(value));
-  // 1023.7 KB rounds to 1024 KB: show it as the next unit instead.
-  if (Number(text) >= 1024 && unit < units.length - 1) {
-    unit++;
-    text = (value / 1024).toFixed(1);
-  }
-  return `${text} ${units[unit]}`;
-}
-
-/** The report suffix: ` · 3 procs · 112 MB · cpu 4.1s · listening :5173`; unknown parts and an
- * empty port list are left out. */
-export function formatStats(stats: JobStats): string {
-  const parts = [`${stats.procs} ${stats.procs === 1 ? 'proc' : 'procs'}`];
-  if (stats.memoryBytes !== null) parts.push(formatBytes(stats.memoryBytes));
-  if (stats.cpuSeconds !== null) parts.push(`cpu ${stats.cpuSeconds.toFixed(1)}s`);
-  if (stats.ports.length > 0) parts.push(`listening ${formatPorts(stats.ports)}`);
-  return parts.map((part) => ` · ${part}`).join('');
 }

@@ -33,6 +33,17 @@ export function readProcStat(pid: number): ProcEntry | null {
   };
 }
 
+/** Start time of a process in clock ticks since boot (field 22 of /proc/PID/stat): with the pid,
+ * it names one process for good, so a recycled pid is told apart. Null when gone. */
+export function processStartTime(pid: number): string | null {
+  try {
+    const text = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
+    return text.slice(text.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
 export function listProcesses(): ProcEntry[] {
   const entries: ProcEntry[] = [];
   for (const name of fs.readdirSync('/proc')) {

@@ -3,6 +3,7 @@
  * an `id` and get exactly one reply with the same id; events carry none.
  */
 import type { SerializedError } from '../errors.js';
+import type { JobStats } from '../stats-format.js';
 
 export type ContainmentMode = 'cgroup' | 'process-group';
 export type ContainmentChoice = 'auto' | ContainmentMode;
@@ -89,6 +90,8 @@ export interface JobFacts {
   procs: number;
   /** Whether the job has a stdin pipe still open. */
   stdinOpen: boolean;
+  /** CPU, memory, processes and listening ports while the job runs; null once done. */
+  stats: JobStats | null;
 }
 
 export type Request =

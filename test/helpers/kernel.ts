@@ -7,17 +7,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { listProcesses, readProcStat, environContains } from '../../src/platform/procfs.js';
+import { listProcesses, readProcStat, environContains, processStartTime } from '../../src/platform/procfs.js';
 
-/** Start time of a process (field 22 of /proc/PID/stat), to tell a recycled pid apart. */
-export function startTime(pid: number): string | null {
-  try {
-    const text = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
-    return text.slice(text.lastIndexOf(')') + 2).split(' ')[19] ?? null;
-  } catch {
-    return null;
-  }
-}
+/** Start time of a process, to tell a recycled pid apart. */
+export const startTime = processStartTime;
 
 /** A process we saw, identified by pid and start time. */
 export interface SeenProcess {

@@ -135,6 +135,33 @@ describe.each(modeRows())('peer features (%s)', (mode, skip) => {
   });
 });
 
+describe.each(modeRows())('resources in reports (%s)', (mode, skip) => {
+  it.skipIf(skip)('shows the port a real HTTP server listens on, and processes and memory that grow', async () => {
+    const runtime = await startRuntime(mode);
+    const server = `require('http').createServer(() => {}).listen(0, function () { console.log('port ' + this.address().port) })`;
+    const job = await runtime.background({ command: `node -e "${server}"`, waitMs: 30_000, until: '^port ' });
+    const port = Number(texts(job.output!.lines).find((line) => line.startsWith('port '))!.slice(5));
+    expect(job.stats?.ports).toEqual([port]);
+    expect(job.text.split('\n')[0]).toMatch(new RegExp(` · \\d+ procs? · [\\d.]+ [KMG]B · cpu [\\d.]+s · listening :${port}$`));
+
+    // One job that grows when told to: two more processes and 100 MB more memory.
+    const alloc = `globalThis.keep = Buffer.alloc(100 * 1024 * 1024, 1); console.log('allocated'); setInterval(() => {}, 1e6)`;
+    const big = await runtime.background({
+      command: `echo waiting; read go; sleep 1000 & sleep 1000 & exec node -e "${alloc}"`,
+      stdin: true,
+    });
+    await waitForOutput(runtime, big.id, 'waiting');
+    const before = (await runtime.status(big.id)).stats!;
+    await runtime.input(big.id, { text: 'go\n' });
+    const after = (await runtime.status(big.id, { waitMs: 30_000, until: 'allocated' })).stats!;
+    expect(after.procs).toBeGreaterThan(before.procs);
+    expect(after.memoryBytes!).toBeGreaterThan(before.memoryBytes! + 90 * 1024 * 1024);
+    // Finished jobs carry no stats.
+    await runtime.kill(big.id);
+    expect((await runtime.status(big.id)).stats).toBeNull();
+  });
+});
+
 describe('unknown outcome', () => {
   it('a launch whose supervisor dies in flight is reported lost, and nothing of it survives', async () => {
     for (const mode of modeRows().filter(([, skip]) => !skip).map(([m]) => m)) {

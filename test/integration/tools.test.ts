@@ -38,7 +38,7 @@ describe.each(modeRows())('the tools against real jobs (%s)', (mode, skip) => {
     const text = await tools.background.run({ command });
     const took = Date.now() - started;
     const lines = text.split('\n');
-    expect(lines[0]).toMatch(/^job 0 running 0:0\d echo ready; echo warming up >&2; exec sleep 60$/);
+    expect(lines[0]).toMatch(/^job 0 running 0:0\d echo ready; echo warming up >&2; exec sleep 60 · 1 proc · [\d.]+ [KMG]B · cpu [\d.]+s$/);
     expect(lines.slice(1)).toEqual(['> ready', '! warming up', 'job_status {"id": 0} reads more; job_kill {"id": 0} stops it.']);
     // It waited the settle window (a job that keeps running never ends it early), and not for ever.
     expect(took).toBeGreaterThanOrEqual(300);
@@ -160,7 +160,7 @@ describe.each(modeRows())('the tools against real jobs (%s)', (mode, skip) => {
 
       expect(await tools.job_kill.run({ id: 3 })).toMatch(/^job 3 killed SIGTERM /);
       const accepted = await tools.background.run({ command: 'echo ninth; exec sleep 60' });
-      expect(accepted.split('\n').slice(0, 2)).toEqual([expect.stringMatching(/^job 8 running 0:0\d echo ninth; exec sleep 60$/), '> ninth']);
+      expect(accepted.split('\n').slice(0, 2)).toEqual([expect.stringMatching(/^job 8 running 0:0\d echo ninth; exec sleep 60 · 1 proc · [\d.]+ [KMG]B · cpu [\d.]+s$/), '> ninth']);
       expect(await tools.job_status.run({})).toMatch(/\n8 of 8 running$/);
     } finally {
       await runtime.close();

@@ -1,0 +1,45 @@
+/** How a running job's resources read in a report header: ` · 3 procs · 112 MB · cpu 4.1s · listening :5173`. */
+import { formatPorts } from './platform/ports.js';
+
+export interface JobStats {
+  /** Live processes of the job. */
+  procs: number;
+  /** Bytes in memory; null when nothing could be read. */
+  memoryBytes: number | null;
+  /** CPU time (user + system) in seconds; null when nothing could be read. */
+  cpuSeconds: number | null;
+  /** TCP ports the job's processes listen on, ascending, each once (whatever the family). */
+  ports: number[];
+}
+
+/**
+ * `820 KB`, `12 MB`, `1.2 GB`: binary units (1 KB = 1024 bytes, as ps and top count), one decimal
+ * below 10 of the unit, whole numbers from 10 on.
+ */
+export function formatBytes(bytes: number): string {
+  const units = ['B', 'KB', 'MB', 'GB', 'TB', 'PB'];
+  let unit = 0;
+  let value = Math.max(0, bytes);
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  if (unit === 0) return `${Math.round(value)} B`;
+  let text = value < 10 ? value.toFixed(1) : String(Math.round(value));
+  // 1023.7 KB rounds to 1024 KB: show it as the next unit instead.
+  if (Number(text) >= 1024 && unit < units.length - 1) {
+    unit++;
+    text = (value / 1024).toFixed(1);
+  }
+  return `${text} ${units[unit]}`;
+}
+
+/** The report suffix: ` · 3 procs · 112 MB · cpu 4.1s · listening :5173`; unknown parts and an
+ * empty port list are left out. */
+export function formatStats(stats: JobStats): string {
+  const parts = [`${stats.procs} ${stats.procs === 1 ? 'proc' : 'procs'}`];
+  if (stats.memoryBytes !== null) parts.push(formatBytes(stats.memoryBytes));
+  if (stats.cpuSeconds !== null) parts.push(`cpu ${stats.cpuSeconds.toFixed(1)}s`);
+  if (stats.ports.length > 0) parts.push(`listening ${formatPorts(stats.ports)}`);
+  return parts.map((part) => ` · ${part}`).join('');
+}
