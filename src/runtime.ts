@@ -637,6 +637,7 @@ export class JobRuntime {
 
   /** The settle window: a job that dies at once is reported dead, with its output. */
   private async settle(record: JobRecord): Promise<void> {
+    if (this.options.settleMs === 0) return;
     const ended = await this.waitFor(() => !isActive(record), this.options.settleMs);
     // Exited within the window: give its output a moment to be drained (bounded: leftovers
     // being cleaned up must not hold the answer).

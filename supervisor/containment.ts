@@ -14,7 +14,7 @@ import path from 'node:path';
 import { constants as os } from 'node:os';
 import { native } from '../src/native.js';
 import { findOwnCgroupDir, removeCgroupTree } from '../src/platform/cgroup.js';
-import { descendantsOf, environContains, listProcesses, type ProcEntry } from '../src/platform/procfs.js';
+import { descendantsOf, environContains, listProcesses, readProcStat, type ProcEntry } from '../src/platform/procfs.js';
 import type { Containment, ContainmentChoice } from '../src/protocol/messages.js';
 
 /** What a strategy needs to know about one job. */
@@ -24,6 +24,8 @@ export interface JobIdentity {
   /** `HEPH_JOB=<supervisor pid>:<job>` in every job process's environment. */
   marker: string;
   cgroup: string | null;
+  /** Set once the reaper has reaped the leader: from then on its pid may name another process. */
+  leaderReaped?: boolean;
 }
 
 export interface ContainmentStrategy {
@@ -76,6 +78,22 @@ function cgroupTreePids(dir: string): number[] {
   return pids;
 }
 
+/**
+ * Signals the leader's process group first, in one kill(2) (atomic for the group, as a terminal's
+ * Ctrl-C is), then every other member. Leader first matters: if a child died of the signal
+ * before the shell got it, `wait` would return and the shell exit 0 — the job would read as
+ * "exited 0" instead of "killed SIGTERM". The process group outlives its leader's pid only while
+ * members remain, so the group id cannot name a stranger.
+ */
+function signalLeaderFirst(job: JobIdentity, members: number[], signal: number): void {
+  const group = native.signalPid(-job.pid, signal);
+  for (const pid of members) {
+    // The group's members got it already (twice would matter to an INT handler: "again to force").
+    if (group && readProcStat(pid)?.pgid === job.pid) continue;
+    native.signalPid(pid, signal);
+  }
+}
+
 /** Live descendants of the supervisor carrying the job's marker in their environment. */
 function markedStragglers(job: JobIdentity, table: ProcEntry[] = listProcesses()): number[] {
   const byPid = new Map(table.map((entry) => [entry.pid, entry]));
@@ -105,7 +123,7 @@ class CgroupStrategy implements ContainmentStrategy {
   }
 
   signalAll(job: JobIdentity, signal: number): void {
-    for (const pid of this.members(job)) native.signalPid(pid, signal);
+    signalLeaderFirst(job, this.members(job), signal);
   }
 
   killAll(job: JobIdentity): void {
@@ -160,10 +178,14 @@ class ProcessGroupStrategy implements ContainmentStrategy {
    */
   members(job: JobIdentity): number[] {
     const table = listProcesses();
-    const roots = new Set<number>([job.pid]);
+    // A reaped leader's pid may have been recycled: it is no root any more, and its number as a
+    // session or group id counts only while no process has that pid (a live member of the old
+    // session or group keeps the kernel from reusing the number, so both cannot be seen at once).
+    const recycled = job.leaderReaped === true && table.some((entry) => entry.pid === job.pid);
+    const roots = new Set<number>(job.leaderReaped ? [] : [job.pid]);
     const self = process.pid;
     for (const entry of table) {
-      if (entry.pid === self) continue;
+      if (entry.pid === self || recycled) continue;
       if (entry.sid === job.pid || entry.pgid === job.pid) roots.add(entry.pid);
     }
     // Only processes below the supervisor can carry our marker legitimately; checking their
@@ -178,7 +200,7 @@ class ProcessGroupStrategy implements ContainmentStrategy {
   }
 
   signalAll(job: JobIdentity, signal: number): void {
-    for (const pid of this.members(job)) native.signalPid(pid, signal);
+    signalLeaderFirst(job, this.members(job), signal);
   }
 
   killAll(job: JobIdentity): void {

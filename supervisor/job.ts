@@ -28,6 +28,9 @@ export interface JobHooks {
   onOutput(job: SupervisedJob): void;
 }
 
+/** Per stream: one read buffer, reused for every read (a pipe holds at most 1 MiB, we grow it so). */
+const READ_BUFFER_BYTES = 256 * 1024;
+
 /** Output notifications to a waiting runtime are coalesced to one per this many ms per job. */
 const OUTPUT_NOTIFY_MS = 5;
 
@@ -44,6 +47,9 @@ export class SupervisedJob {
   private doneWaiters: (() => void)[] = [];
   private cleanup: Promise<void> | null = null;
   private checking = false;
+  private checkScheduled = false;
+  /** A stop with SIGKILL is under way: a later TERM stop (the leader's exit) adds nothing. */
+  private killing = false;
   private readonly hadStdin: boolean;
   private subscribed = false;
   private notifyTimer: NodeJS.Timeout | null = null;
@@ -66,7 +72,7 @@ export class SupervisedJob {
     if (spawned.stdin >= 0) this.stdin = new net.Socket({ fd: spawned.stdin, readable: false, writable: true });
     // EPIPE when the job stops reading: nothing to do, the job decides what it reads.
     this.stdin?.on('error', () => {});
-    this.stopWatching = strategy.watch(this.identity, () => this.checkDone());
+    this.stopWatching = strategy.watch(this.identity, () => this.poke());
   }
 
   /** Spawns the leader. Throws SpawnError (nothing is left behind: the cgroup is removed). */
@@ -114,6 +120,7 @@ export class SupervisedJob {
 
   /** The reaper reaped our leader. The job's state follows it; what it left behind is cleaned up. */
   leaderReaped(code: number | null, signal: number): void {
+    this.identity.leaderReaped = true;
     this.exit = { code, signal: signal ? signalName(signal) : null, at: Date.now() };
     if (this.pidfd >= 0) {
       native.closeFd(this.pidfd);
@@ -123,9 +130,18 @@ export class SupervisedJob {
     if (!this.cleanup) this.cleanup = this.stop('TERM', this.config.killGraceMs);
   }
 
-  /** Something changed that may have emptied the job (a reap, a cgroup event). */
+  /**
+   * Something changed that may have emptied the job (a reap, a cgroup event). Checks are
+   * coalesced to one per event-loop turn: a crash cleanup reaps hundreds of processes at once,
+   * and each check reads /proc.
+   */
   poke(): void {
-    this.checkDone();
+    if (this.checkScheduled || this.done) return;
+    this.checkScheduled = true;
+    setImmediate(() => {
+      this.checkScheduled = false;
+      this.checkDone();
+    });
   }
 
   /** job_kill: signal, grace, escalate, and resolve when the job is done. INT does not escalate. */
@@ -180,7 +196,8 @@ export class SupervisedJob {
   }
 
   private async stop(signal: 'TERM' | 'KILL', graceMs: number): Promise<void> {
-    if (signal === 'TERM' && !this.done) {
+    if (signal === 'KILL') this.killing = true;
+    if (signal === 'TERM' && !this.done && !this.killing) {
       // SIGCONT after SIGTERM: a stopped process can only act on the TERM once it runs again.
       this.strategy.signalAll(this.identity, SIGNALS.TERM);
       this.strategy.signalAll(this.identity, SIGCONT);
@@ -261,11 +278,21 @@ export class SupervisedJob {
   }
 
   private attachOutput(fd: number, name: 'stdout' | 'stderr'): void {
-    const stream = new net.Socket({ fd, readable: true, writable: false });
-    stream.on('data', (chunk: Buffer) => {
-      this.ring.push(name, chunk);
-      if (this.subscribed) this.notifyOutput();
-    });
+    // Reads land in one reused buffer (the ring copies out what it keeps), so a flood does not
+    // allocate a fresh 64 KiB buffer per read for the garbage collector to catch up with.
+    const stream = new net.Socket({
+      fd,
+      readable: true,
+      writable: false,
+      onread: {
+        buffer: Buffer.allocUnsafe(READ_BUFFER_BYTES),
+        callback: (bytes: number, buffer: Uint8Array) => {
+          this.ring.push(name, Buffer.from(buffer.buffer, buffer.byteOffset, bytes));
+          if (this.subscribed) this.notifyOutput();
+          return true;
+        },
+      },
+    } as net.SocketConstructorOpts);
     stream.on('end', () => {
       this.ring.end(name);
       if (this.subscribed) this.notifyOutput();
