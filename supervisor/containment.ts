@@ -14,7 +14,7 @@ import path from 'node:path';
 import { constants as os } from 'node:os';
 import { native } from '../src/native.js';
 import { findOwnCgroupDir, removeCgroupTree } from '../src/platform/cgroup.js';
-import { descendantsOf, environContains, listProcesses, readProcStat, type ProcEntry } from '../src/platform/procfs.js';
+import { childrenOf, descendantsOf, environContains, listProcesses, readProcStat, type ProcEntry } from '../src/platform/procfs.js';
 import type { Containment, ContainmentChoice } from '../src/protocol/messages.js';
 
 /** What a strategy needs to know about one job. */
@@ -94,13 +94,18 @@ function signalLeaderFirst(job: JobIdentity, members: number[], signal: number):
   }
 }
 
-/** Live descendants of the supervisor carrying the job's marker in their environment. */
-function markedStragglers(job: JobIdentity, table: ProcEntry[] = listProcesses()): number[] {
-  const byPid = new Map(table.map((entry) => [entry.pid, entry]));
+/**
+ * Live children of the supervisor carrying the job's marker, other than the leader. Every process
+ * that left its job (a new session after a double fork, or another cgroup) is reparented to us,
+ * the subreaper, once its parents in the job are gone, so looking at our own children (not at
+ * every process on the machine) finds them. Their own children follow once they are killed.
+ */
+function markedStragglers(job: JobIdentity): number[] {
   const found: number[] = [];
-  for (const pid of descendantsOf([process.pid], table)) {
-    const entry = byPid.get(pid);
-    if (pid !== process.pid && entry && alive(entry) && environContains(pid, job.marker)) found.push(pid);
+  for (const pid of childrenOf(process.pid)) {
+    if (pid === job.pid) continue;
+    const entry = readProcStat(pid);
+    if (entry && alive(entry) && environContains(pid, job.marker)) found.push(pid);
   }
   return found;
 }
@@ -128,14 +133,13 @@ class CgroupStrategy implements ContainmentStrategy {
 
   killAll(job: JobIdentity): void {
     if (job.cgroup) native.cgroupKill(job.cgroup);
-    for (const pid of markedStragglers(job)) native.signalPid(pid, SIGKILL);
   }
 
   /**
    * Empty when the cgroup is, and no process that left it (a job running as root can write its
    * pid into another cgroup) still carries the job's marker below us: escapers are reparented to
-   * the supervisor, the subreaper, so they stay findable. The /proc sweep runs only once the
-   * cgroup reports empty, so it costs one scan per job end.
+   * the supervisor, the subreaper, so they stay findable. The sweep of our children runs only
+   * once the cgroup reports empty.
    */
   isEmpty(job: JobIdentity): boolean {
     if (job.cgroup !== null && native.cgroupPopulated(job.cgroup)) return false;
@@ -190,7 +194,7 @@ class ProcessGroupStrategy implements ContainmentStrategy {
     }
     // Only processes below the supervisor can carry our marker legitimately; checking their
     // environment is the expensive part, so limit it to them.
-    for (const pid of markedStragglers(job, table)) roots.add(pid);
+    for (const pid of markedStragglers(job)) roots.add(pid);
     const found = descendantsOf(roots, table);
     const byPid = new Map(table.map((entry) => [entry.pid, entry]));
     return [...found].filter((pid) => {
