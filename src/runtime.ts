@@ -84,6 +84,8 @@ export interface Capabilities {
   supervisorPid: number;
   signals: SignalName[];
   maxJobs: number;
+  /** What this environment cannot guarantee, in plain words (empty when nothing is known). */
+  limitations: string[];
   limits: { outputLines: number; lineBytes: number; outputBytes: number; maxCommandBytes: number };
 }
 
@@ -366,6 +368,9 @@ export class JobRuntime {
       if (since === undefined) cursor -= 1;
       for (;;) {
         const wasEnded = ended();
+        // Counted before the read: an output event that arrives with (or just after) the read's
+        // reply is for lines the read may not have seen, and must wake the wait below.
+        const seen = this.outputSeen.get(record.id) ?? 0;
         const output = await this.readOutput(record, { tail: 0, since: cursor, maxBytes: 4 * 1024 * 1024 });
         if (!output) return outcome(wasEnded ? 'ended' : 'timed-out');
         const match = output.lines.find((line) => until.test(line.text));
@@ -374,7 +379,6 @@ export class JobRuntime {
         if (wasEnded && record.cleanedUp) return outcome('ended');
         const left = deadline - Date.now();
         if (left <= 0) return outcome('timed-out');
-        const seen = this.outputSeen.get(record.id) ?? 0;
         await this.waitFor(() => (this.outputSeen.get(record.id) ?? 0) !== seen || (ended() && record.cleanedUp), left);
       }
     } finally {
@@ -433,6 +437,7 @@ export class JobRuntime {
       supervisorPid: hello.pid,
       signals: [...SIGNAL_NAMES],
       maxJobs: this.options.maxJobs,
+      limitations: containmentLimitations(hello.containment),
       limits: {
         outputLines: this.options.outputLines,
         lineBytes: this.options.lineBytes,
@@ -663,6 +668,25 @@ export class JobRuntime {
   private report(record: JobRecord, output: OutputSnapshot | null): JobReport {
     return buildReport(record, output, { maxJobs: this.options.maxJobs });
   }
+}
+
+/** Never claim more than was tested: what each containment mode cannot prevent. */
+function containmentLimitations(containment: Containment): string[] {
+  const common =
+    'At the end of the session (close, or the runtime dying) every process below the supervisor is killed, whichever job it came from.';
+  if (containment.mode === 'cgroup') {
+    return [
+      'A job running with enough privilege (e.g. as root) can move its processes into another cgroup; job_kill still ' +
+        "stops them through the subreaper and the job's environment marker, unless they also clear their environment.",
+      common,
+    ];
+  }
+  return [
+    "Processes are attributed to a job by its session and process group, by descent, and by the job's environment " +
+      'marker; one that leaves the session and clears its environment escapes job_kill.',
+    'Without cgroups, CPU time counts only live processes and their waited-for children.',
+    common,
+  ];
 }
 
 /** A model's regular expression: a string (its source) or a RegExp, checked to compile. */

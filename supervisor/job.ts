@@ -250,7 +250,9 @@ export class SupervisedJob {
     this.stdin = null;
     // Every writer is gone, so the pipes are at EOF once their buffered bytes are read; give that
     // a bounded moment and then stop reading regardless.
-    const drain = setTimeout(() => this.closeOutput(), this.config.drainMs);
+    // A busy loop can run this timer in the very turn in which the last bytes became readable
+    // (timers run before the poll phase): let one more poll phase read them before closing.
+    const drain = setTimeout(() => setImmediate(() => this.closeOutput()), this.config.drainMs);
     drain.unref();
     let open = this.streams.filter((stream) => !stream.destroyed).length;
     const onClosed = () => {

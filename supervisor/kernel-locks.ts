@@ -17,7 +17,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { native } from '../src/native.js';
 import { cleanupLostSupervisor } from '../src/lost-cleanup.js';
-import { processStartTime } from '../src/platform/procfs.js';
+import { processStartTime, readProcStat } from '../src/platform/procfs.js';
 import type { LockResource } from '../src/protocol/messages.js';
 
 const SLOTS = 2 ** 46;
@@ -68,7 +68,11 @@ export interface HolderRecord {
 function isDead(record: HolderRecord): boolean {
   if (record.pid === process.pid) return false;
   const start = processStartTime(record.pid);
-  return start === null || (record.start !== null && start !== record.start);
+  if (start === null || (record.start !== null && start !== record.start)) return true;
+  // A zombie has exited (its locks are gone) but keeps its /proc entry until its parent, often
+  // init, gets round to reaping it.
+  const state = readProcStat(record.pid)?.state;
+  return state === 'Z' || state === 'X';
 }
 
 /** Stops what is left of dead holders' jobs (their cgroups, and processes with their marker). */

@@ -11,6 +11,8 @@ import { SupervisedJob } from './job.js';
 import { chooseContainment, type ContainmentStrategy } from './containment.js';
 import { CHANNEL_FD, SupervisorChannel } from './channel.js';
 import fs from 'node:fs';
+import { constants as os } from 'node:os';
+import { descendantsOf, listProcesses } from '../src/platform/procfs.js';
 import { KernelLocks } from './kernel-locks.js';
 
 process.title = 'heph-jobs supervisor';
@@ -158,10 +160,31 @@ function findJob(id: number): SupervisedJob {
   return job;
 }
 
+/** Longest the final sweep waits for what it killed to be gone. */
+const FINAL_SWEEP_MS = 5000;
+
+/**
+ * At the end of the session everything below the supervisor is ours, whatever job it came from:
+ * a process that escaped attribution (left its session and cleared its environment) is still our
+ * descendant, reparented to us as the subreaper. Kill them all, and let the reaper reap them.
+ */
+async function killEverythingBelowUs(): Promise<void> {
+  const deadline = Date.now() + FINAL_SWEEP_MS;
+  for (;;) {
+    const table = listProcesses();
+    const alive = new Set(table.filter((entry) => entry.state !== 'Z' && entry.state !== 'X').map((entry) => entry.pid));
+    const left = [...descendantsOf([process.pid], table)].filter((pid) => pid !== process.pid && alive.has(pid));
+    if (left.length === 0 || Date.now() > deadline) return;
+    for (const pid of left) native.signalPid(pid, os.signals.SIGKILL);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
+
 /** Stops every job now (no grace: the runtime is gone or asked), removes our cgroups, exits. */
 function shutdown(): Promise<void> {
   shuttingDown ??= (async () => {
     await Promise.all([...jobs.values()].map((job) => job.destroy()));
+    await killEverythingBelowUs();
     strategy?.dispose();
     channel.close();
     process.exit(0);
