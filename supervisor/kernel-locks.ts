@@ -19,6 +19,7 @@ import { native } from '../src/native.js';
 import { cleanupLostSupervisor } from '../src/lost-cleanup.js';
 import { processStartTime, readProcStat } from '../src/platform/procfs.js';
 import type { LockResource } from '../src/protocol/messages.js';
+import { pathAncestors } from '../src/locks/resource.js';
 
 const SLOTS = 2 ** 46;
 const X_INTENT = 2 ** 47;
@@ -40,16 +41,6 @@ export function lockFileName(resource: string): string {
   return `${slug}-${hash}.lock`;
 }
 
-function ancestors(value: string): string[] {
-  const out: string[] = [];
-  let end = value.lastIndexOf('/');
-  while (end > 0) {
-    out.push(value.slice(0, end));
-    end = value.lastIndexOf('/', end - 1);
-  }
-  if (value !== '/') out.push('/');
-  return out;
-}
 
 let nextSlot = 0;
 
@@ -173,7 +164,7 @@ export class KernelLocks {
       if (res.kind !== 'path') continue;
       own.ranges.push({ exclusive: false, start: X_INTENT, length: SLOTS });
       if (exclusive) own.ranges.push({ exclusive: false, start: S_INTENT, length: SLOTS });
-      for (const ancestor of ancestors(res.value)) {
+      for (const ancestor of pathAncestors(res.value)) {
         step(`path:${ancestor}`).ranges.push({ exclusive: true, start: (exclusive ? X_INTENT : S_INTENT) + slot, length: 1 });
       }
     }

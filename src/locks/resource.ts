@@ -209,7 +209,7 @@ export function formatResource(res: NormalizedResource): string {
 
 /**
  * The strict ancestors of a normalised absolute path, nearest first: `/a/b/c` → `/a/b`, `/a`, `/`.
- * @internal used by the lock table's index
+ * Used by the lock table's index and by the supervisor's kernel locks (which lock ancestors too).
  */
 export function pathAncestors(value: string): string[] {
   const out: string[] = [];

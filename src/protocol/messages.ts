@@ -120,25 +120,6 @@ export type SupervisorEvent =
 
 export type Incoming = Reply | SupervisorEvent;
 
-/** One line of a job's output, as read from the supervisor's ring. */
-export interface OutputLine {
-  seq: number;
-  stream: 'stdout' | 'stderr';
-  text: string;
-  /** Bytes cut from this line by the line limit. */
-  cutBytes: number;
-  /** An unfinished last line (no newline yet). */
-  partial?: true;
-}
-
-/** One read of a job's output (see supervisor/output/ring.ts). */
-export interface OutputSnapshot {
-  lines: OutputLine[];
-  head: OutputLine[];
-  earlier: number;
-  dropped: number;
-  next: number;
-  totalLines: number;
-  truncatedLines: number;
-  limitedByBytes: boolean;
-}
+/** One line of a job's output, and one read of it: defined by the supervisor's ring, which
+ * produces them, and sent over the channel as they are. */
+export type { OutputLine, OutputRead as OutputSnapshot } from './output.js';

@@ -13,11 +13,11 @@
  * copy-out run (at most 64 KiB), one `maxLineBytes` buffer per stream with a line in progress, the
  * head lines (at most `headLines` x `maxLineBytes`) and a few dozen bytes of bookkeeping per line.
  */
+import type { OutputLine, OutputRead, StreamName } from '../../src/protocol/output.js';
 import { inspect } from 'node:util';
 import { cutLongLine, PendingLine, type LineRange } from './line-splitter.js';
 import { clipUtf8, renderLine } from './render.js';
 
-export type StreamName = 'stdout' | 'stderr';
 
 export interface OutputLimits {
   /** Completed lines kept. Default: 2000 (SPEC 5). */
@@ -38,18 +38,6 @@ export const DEFAULT_OUTPUT_LIMITS: Readonly<OutputLimits> = Object.freeze({
   headLines: 20,
 });
 
-export interface OutputLine {
-  /** One counter per job across both streams, in the order the supervisor read the lines. */
-  seq: number;
-  stream: StreamName;
-  text: string;
-  /** Raw bytes of the line beyond `maxLineBytes` that were not kept. */
-  cutBytes: number;
-  /** The line has no newline yet; `seq` is the one it is expected to get. */
-  partial?: true;
-  /** Rendered bytes of this line left out because the read reached its `maxBytes`. */
-  clippedBytes?: number;
-}
 
 export interface ReadOptions {
   /** Return the last N lines, a pending partial line counting as one. Default: 50. Ignored with `since`. */
@@ -62,22 +50,6 @@ export interface ReadOptions {
   limit?: number;
 }
 
-export interface OutputRead {
-  /** Oldest first; pending partial lines come last, when the read reaches the end. */
-  lines: OutputLine[];
-  /** Head lines (seq < headLines) after `since` and before the first line in `lines`, as the byte budget allows. */
-  head: OutputLine[];
-  /** Completed lines that exist (or existed) before the first line returned. */
-  earlier: number;
-  /** Tail read: lines that fell off the ring. Since read: lines after `since` that fell off. */
-  dropped: number;
-  /** The `since` for the next read: the last complete line returned (partial lines do not count). */
-  next: number;
-  totalLines: number;
-  truncatedLines: number;
-  /** The read was cut by `maxBytes`. */
-  limitedByBytes: boolean;
-}
 
 export interface OutputStats {
   /** Completed lines so far. */
@@ -120,6 +92,8 @@ interface HeadLine {
   raw: Buffer;
   cut: number;
 }
+
+export type { OutputLine, OutputRead, StreamName };
 
 export class OutputRing {
   readonly limits: Readonly<OutputLimits>;
