@@ -91,8 +91,3 @@ export function classify(tool: string, text: string, captured: readonly Captured
 export function looksRefused(tool: string, text: string): boolean {
   return text.startsWith(`${tool}:`) || text.startsWith(`${tool} `) || text.startsWith('The user denied ');
 }
-
-/** A report as one JSON value (the structured fields; `text` stays, it is the same report). */
-export function reportJson(report: JobReport): Record<string, unknown> {
-  return { ...report };
-}

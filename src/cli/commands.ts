@@ -55,7 +55,10 @@ export interface Token {
   error?: string;
 }
 
-/** The next shell-like word at or after `from`: '...' literal, "..." with \" \\ \$ \` escapes, \x outside quotes. */
+/**
+ * The next shell-like word at or after `from`: '...' literal; "..." with the escapes \" \\ \$ \` and
+ * \n \t \r (so `input 0 --text "y\n"` sends a line); \x outside quotes is x.
+ */
 export function nextToken(text: string, from: number): Token | null {
   let i = from;
   while (i < text.length && /\s/.test(text[i]!)) i++;
@@ -81,8 +84,9 @@ export function nextToken(text: string, from: number): Token | null {
           i++;
           break;
         }
-        if (d === '\\' && i + 1 < text.length && '"\\$`'.includes(text[i + 1]!)) {
-          value += text[i + 1];
+        if (d === '\\' && i + 1 < text.length && '"\\$`ntr'.includes(text[i + 1]!)) {
+          const next = text[i + 1]!;
+          value += next === 'n' ? '\n' : next === 't' ? '\t' : next === 'r' ? '\r' : next;
           i += 2;
         } else {
           value += d;
@@ -343,6 +347,12 @@ function convert(name: string, property: PropertySchema, text: string): { ok: tr
  * job id goes, and flag names after `--`.
  */
 export function complete(line: string, table: Map<string, ToolLike>, jobIds: readonly number[]): [string[], string] {
+  const [hits, current] = candidates(line, table, jobIds);
+  // One candidate: complete the word and the space after it, as bash does.
+  return [hits.length === 1 ? [`${hits[0]} `] : hits, current];
+}
+
+function candidates(line: string, table: Map<string, ToolLike>, jobIds: readonly number[]): [string[], string] {
   const words = [...BUILTINS, ...table.keys()].sort();
   if (!/\s/.test(line.replace(/^\s+/, ''))) {
     const partial = line.trimStart();

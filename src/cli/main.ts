@@ -6,12 +6,12 @@
  */
 import fs from 'node:fs';
 import { JobRuntime } from '../runtime.js';
+import { createTools } from '../tools/index.js';
 import { USAGE, packageVersion, parseCliArgs, type CliOptions } from './args.js';
 import { serveMcp } from './mcp.js';
 import { Session, stoppedText, type SessionEnd } from './session.js';
 import { runShell } from './shell.js';
-import { createTools } from '../tools/index.js';
-import { watchFrames, watchLive } from './watch.js';
+import { restoreScreen, watchFrames, watchLive } from './watch.js';
 
 /** Exit status for a bad command line (as getopt-style tools use). */
 const EXIT_USAGE = 2;
@@ -48,7 +48,8 @@ async function main(argv: readonly string[]): Promise<number> {
   const session = new Session(runtime);
   current = session;
   session.onSignals((code, end) => {
-    report(options, end, options.subcommand === 'mcp');
+    restoreScreen();
+    sayEnd(options, end, true);
     process.exit(code);
   });
   // A reader that went away (`heph-jobs ... | head`): end the session rather than die mid-write.
@@ -95,20 +96,20 @@ async function watch(session: Session, options: CliOptions): Promise<number> {
       until: () => runtime.list().every((job) => job.state !== 'running' && job.state !== 'waiting'),
     });
   }
-  const end = await session.end();
-  report(options, end, false);
+  sayEnd(options, await session.end(), false);
   return notes.length > 0 ? 1 : 0;
 }
 
-/** The last word of a session that ended outside the shell's own loop. */
-function report(options: CliOptions, end: SessionEnd, toStderr: boolean): void {
-  if (options.subcommand === 'shell' || toStderr) {
-    if (options.subcommand === 'mcp') process.stderr.write(`heph-jobs mcp: ended by a signal; ${stoppedText(end.stopped)}\n`);
-    else process.stderr.write(`\nsession ended: ${stoppedText(end.stopped)}\n`);
-    return;
+/** The last word of a session that ended outside the shell's own loop (a watch's end, or a signal). */
+function sayEnd(options: CliOptions, end: SessionEnd, bySignal: boolean): void {
+  if (options.subcommand === 'mcp') {
+    // stdout is the protocol's.
+    process.stderr.write(`heph-jobs mcp: ended by a signal; ${stoppedText(end.stopped)}\n`);
+  } else if (options.json) {
+    process.stdout.write(`${JSON.stringify({ type: 'end', stopped: end.stopped, jobs: end.jobs, ...(bySignal ? { signal: true } : {}) })}\n`);
+  } else {
+    process.stdout.write(`${bySignal ? '\n' : ''}session ended${bySignal ? ' by a signal' : ''}: ${stoppedText(end.stopped)}\n`);
   }
-  if (options.json) process.stdout.write(`${JSON.stringify({ type: 'end', stopped: end.stopped, jobs: end.jobs })}\n`);
-  else process.stdout.write(`session ended: ${stoppedText(end.stopped)}\n`);
 }
 
 function isDirectory(dir: string): boolean {

@@ -1,8 +1,9 @@
 /**
  * `heph-jobs mcp`: a Model Context Protocol server over stdio exposing every tool of
- * `createTools(runtime).all` with its own JSON Schema and description (the low-level `Server`, so
- * the schemas go out exactly as the tools define them; a tool added there is served with no change
- * here). Approvals are the MCP client's business: the server runs what it is asked.
+ * `createTools(runtime).all` with its own JSON Schema and description. It uses the SDK's low-level
+ * `Server` (the "advanced use" its docs keep it for): `McpServer` wants zod schemas, and the tools
+ * already have JSON Schemas, which go out exactly as defined; a tool added there is served with no
+ * change here. Approvals are the MCP client's business: the server runs what it is asked.
  *
  * The session is the connection: when the client disconnects (stdin ends, the transport closes, or
  * a signal arrives) every job is stopped, then the process exits. stdout carries nothing but the

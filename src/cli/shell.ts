@@ -62,7 +62,15 @@ export async function runShell(options: ShellOptions): Promise<number> {
   let onClose: (() => void) | null = null;
   let usageErrors = 0;
 
-  const write = (text: string) => output.write(`${text}\n`);
+  const write = (text: string) => {
+    // An answer that arrives while the prompt is shown (a command run at once, see below) goes
+    // above it: the prompt line is cleared first and redrawn after.
+    if (interactive && !busy && output === promptOutput && output.isTTY) {
+      readline.clearLine(output, 0);
+      readline.cursorTo(output, 0);
+    }
+    output.write(`${text}\n`);
+  };
   const emit = (value: Record<string, unknown>) => write(JSON.stringify(value));
 
   async function approve(request: ApprovalRequest): Promise<ApprovalAnswer> {
@@ -88,10 +96,13 @@ export async function runShell(options: ShellOptions): Promise<number> {
       const finish = (answer: string | null) => {
         question = null;
         onClose = null;
-        if (answer === null) promptOutput.write('\n');
         resolve(answer);
       };
-      onClose = () => finish(null);
+      // Ctrl-D leaves the cursor after the question (Ctrl-C's cancel moves to a new line itself).
+      onClose = () => {
+        promptOutput.write('\n');
+        finish(null);
+      };
       controller.signal.addEventListener('abort', () => finish(null), { once: true });
       rl.question(query, { signal: controller.signal }, (answer) => {
         const history = (rl as unknown as { history?: string[] }).history;
@@ -128,8 +139,12 @@ export async function runShell(options: ShellOptions): Promise<number> {
 
   rl.on('line', (line) => {
     // The user's cancellation and reads do not wait behind a busy command (e.g. one waiting for a lock).
-    if (busy && interactive && runsAtOnce(line)) {
-      void execute(line).then(() => undefined);
+    if ((busy || queue.length > 0) && interactive && runsAtOnce(line)) {
+      void execute(line)
+        .catch((error: unknown) => usageError(line, `heph-jobs: ${(error as Error).message}`))
+        .then(() => {
+          if (!busy && !closed) rl.prompt(true);
+        });
       return;
     }
     queue.push(line);

@@ -7,9 +7,10 @@
 import { emitKeypressEvents } from 'node:readline';
 import { setTimeout as delay } from 'node:timers/promises';
 import { formatElapsed, type JobReport } from '../report.js';
+import { formatBytes as formatMemory } from '../stats-format.js';
 import type { JobRuntime } from '../runtime.js';
 
-/** The per-job figures the runtime reports (`JobReport.stats`); any of them may be missing. */
+/** The per-job figures the runtime reports (`JobReport.stats`, running jobs only); null where absent. */
 export interface ShownStats {
   procs: number | null;
   memoryBytes: number | null;
@@ -49,34 +50,16 @@ const CLEAR_BELOW = '\x1b[J';
 const COMMAND_WIDTH = 32;
 const PORTS_WIDTH = 18;
 
-function firstNumber(record: Record<string, unknown>, keys: readonly string[]): number | null {
-  for (const key of keys) {
-    const value = record[key];
-    if (typeof value === 'number' && Number.isFinite(value)) return value;
-  }
-  return null;
-}
-
-/** The stats of a report, whatever shape the runtime gives them; null fields where absent. */
+/** The stats of a running job's report (the runtime reports none for a finished one). */
 export function readStats(report: JobReport): ShownStats {
-  const raw = (report as { stats?: unknown }).stats;
-  if (raw === null || typeof raw !== 'object') return NO_STATS;
-  const stats = raw as Record<string, unknown>;
-  const procs = firstNumber(stats, ['procs', 'processes', 'processCount', 'pids', 'tasks']);
-  const memoryBytes = firstNumber(stats, ['memoryBytes', 'memory', 'rssBytes', 'rss', 'memBytes']);
-  let cpuMs = firstNumber(stats, ['cpuMs', 'cpuTimeMs', 'cpu']);
-  if (cpuMs === null) {
-    const seconds = firstNumber(stats, ['cpuSeconds', 'cpuSec', 'cpuS']);
-    const micros = firstNumber(stats, ['cpuUsec', 'cpuMicros', 'cpuUs']);
-    cpuMs = seconds !== null ? seconds * 1000 : micros !== null ? micros / 1000 : null;
-  }
-  let ports: number[] | null = null;
-  if (Array.isArray(stats.ports)) {
-    ports = stats.ports
-      .map((entry: unknown) => (typeof entry === 'number' ? entry : typeof entry === 'object' && entry !== null ? (entry as { port?: unknown }).port : undefined))
-      .filter((port): port is number => typeof port === 'number');
-  }
-  return { procs, memoryBytes, cpuMs, ports };
+  const stats = report.stats;
+  if (!stats) return NO_STATS;
+  return {
+    procs: stats.procs,
+    memoryBytes: stats.memoryBytes,
+    cpuMs: stats.cpuSeconds === null ? null : Math.round(stats.cpuSeconds * 1000),
+    ports: stats.ports,
+  };
 }
 
 /** `exited 0`, `killed SIGTERM`, `running`. */
@@ -123,11 +106,9 @@ export async function collectRows(runtime: JobRuntime): Promise<WatchRow[]> {
   );
 }
 
+/** Memory as the reports write it (`112 MB`), `-` when unknown. */
 export function formatBytes(bytes: number | null): string {
-  if (bytes === null) return '-';
-  if (bytes < 1024 * 1024) return `${Math.round(bytes / 1024)} KB`;
-  if (bytes < 1024 * 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(bytes < 10 * 1024 * 1024 ? 1 : 0)} MB`;
-  return `${(bytes / (1024 * 1024 * 1024)).toFixed(1)} GB`;
+  return bytes === null ? '-' : formatMemory(bytes);
 }
 
 export function formatCpu(ms: number | null): string {
@@ -208,6 +189,15 @@ function title(runtime: JobRuntime, rows: readonly WatchRow[]): string {
  * the keys to itself: whoever else listens for keypresses on `input` (the shell's readline) is
  * detached and given them back afterwards, so the key that stops the table goes nowhere else.
  */
+/** The terminal a live watch has taken over, if one is running (see restoreScreen). */
+let liveOutput: NodeJS.WriteStream | null = null;
+
+/** Gives the terminal back (normal screen, cursor shown) if a live watch has it: for an exit by signal. */
+export function restoreScreen(): void {
+  liveOutput?.write(LEAVE_SCREEN);
+  liveOutput = null;
+}
+
 export async function watchLive(options: WatchOptions & { input: NodeJS.ReadStream; output: NodeJS.WriteStream; footer: string }): Promise<void> {
   const { runtime, input, output } = options;
   const stop = new AbortController();
@@ -225,6 +215,7 @@ export async function watchLive(options: WatchOptions & { input: NodeJS.ReadStre
   const onResize = () => wake();
   output.on('resize', onResize);
   output.write(ENTER_SCREEN);
+  liveOutput = output;
   try {
     while (!stop.signal.aborted) {
       const rows = await collectRows(runtime);
@@ -242,7 +233,7 @@ export async function watchLive(options: WatchOptions & { input: NodeJS.ReadStre
     for (const listener of saved) input.on('keypress', listener);
     if (input.isTTY && !wasRaw) input.setRawMode(false);
     if (wasPaused) input.pause();
-    output.write(LEAVE_SCREEN);
+    if (liveOutput === output) restoreScreen();
   }
 }
 

@@ -1,0 +1,154 @@
+/**
+ * `heph-jobs mcp` driven by the MCP SDK's own `Client` over stdio, as any MCP client runs it: the
+ * tools as listed (names, descriptions, JSON Schemas exactly as `createTools` defines them), a job
+ * started, read and killed, refusals as `isError` results, and the session's end when the client
+ * disconnects, checked against kernel truth: the EofOracle FIFO every job process inherits, and
+ * /proc holding no process that carries the server's environment marker (server, supervisor, jobs).
+ */
+import { randomUUID } from 'node:crypto';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createTools, JobRuntime } from '../../src/index.js';
+import { CLI } from '../helpers/cli.js';
+import { EofOracle, isReaped, processesWithEnv, see, waitUntil, type SeenProcess } from '../helpers/kernel.js';
+import { modeRows } from '../helpers/modes.js';
+import { FIXTURES } from '../helpers/runtime.js';
+
+interface Connection {
+  client: Client;
+  transport: StdioClientTransport;
+  /** The server's environment carries HEPH_TEST_MARK=<mark>, and so does every job it starts. */
+  mark: string;
+  stderr: () => string;
+}
+
+const open: Connection[] = [];
+
+afterEach(async () => {
+  for (const connection of open.splice(0)) {
+    const pid = connection.transport.pid;
+    const server = pid === null ? null : safeSee(pid);
+    if (server) process.kill(server.pid, 'SIGKILL');
+    await connection.client.close().catch(() => undefined);
+    if (server) await waitUntil(() => isReaped(server), `the MCP server ${server.pid} to be reaped`);
+  }
+});
+
+function safeSee(pid: number): SeenProcess | null {
+  try {
+    return see(pid);
+  } catch {
+    return null;
+  }
+}
+
+async function connect(mode: string): Promise<Connection> {
+  const mark = randomUUID();
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) if (value !== undefined) env[key] = value;
+  env.HEPH_TEST_MARK = mark;
+  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', '--containment', mode], env, stderr: 'pipe' });
+  let stderr = '';
+  transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const client = new Client({ name: 'heph-jobs-test', version: '1.0.0' });
+  const connection = { client, transport, mark, stderr: () => stderr };
+  open.push(connection);
+  await client.connect(transport);
+  return connection;
+}
+
+function textOf(result: Awaited<ReturnType<Client['callTool']>>): string {
+  const content = result.content as { type: string; text?: string }[];
+  expect(content).toHaveLength(1);
+  expect(content[0]!.type).toBe('text');
+  return content[0]!.text!;
+}
+
+describe.each(modeRows())('heph-jobs mcp (%s)', (mode, skip) => {
+  it.skipIf(skip)('lists every tool of createTools(...).all with its description and JSON Schema as they are', async () => {
+    const local = await JobRuntime.start(); // the same defaults as the server's; no supervisor is started
+    const expected = createTools(local).all;
+    await local.close();
+    const { client } = await connect(mode);
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name)).toEqual(expected.map((tool) => tool.name));
+    expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['background', 'job_status', 'job_kill']));
+    for (const [i, tool] of tools.entries()) {
+      expect(tool.description).toBe(expected[i]!.description);
+      expect(tool.inputSchema).toEqual(expected[i]!.inputSchema);
+      expect(tool.annotations?.readOnlyHint).toBe(expected[i]!.level === 0);
+    }
+    expect(client.getServerVersion()).toMatchObject({ name: 'heph-jobs' });
+  });
+
+  it.skipIf(skip)('starts a job, reads it, kills it; a refusal or a bad input is an isError result', async () => {
+    const oracle = new EofOracle();
+    try {
+      const { client } = await connect(mode);
+      const command = `${oracle.prefix}echo hello; exec sleep 60`;
+      const started = await client.callTool({ name: 'background', arguments: { command } });
+      expect(started.isError).toBeFalsy();
+      expect(textOf(started).split('\n')).toEqual([
+        expect.stringMatching(/^job 0 running \d+:\d\d exec 9>.*echo hello; exec sleep 60/),
+        '> hello',
+        'job_status {"id": 0} reads more; job_kill {"id": 0} stops it.',
+      ]);
+      const read = await client.callTool({ name: 'job_status', arguments: { id: 0 } });
+      expect(read.isError).toBeFalsy();
+      expect(textOf(read)).toMatch(/^job 0 running .*\n> hello\n/);
+      expect(oracle.closed).toBe(false); // negative control: the job holds the FIFO
+      const killed = await client.callTool({ name: 'job_kill', arguments: { id: 0 } });
+      expect(killed.isError).toBeFalsy();
+      expect(textOf(killed).split('\n')).toEqual([
+        expect.stringMatching(/^job 0 killed SIGTERM \d+:\d\d exec 9>.*echo hello; exec sleep 60$/),
+        '> hello',
+        'job 0 has ended; its output stays readable with job_status {"id": 0}.',
+      ]);
+      await oracle.waitEof();
+
+      const list = await client.callTool({ name: 'job_status', arguments: {} });
+      expect(list.isError).toBeFalsy();
+      expect(textOf(list)).toMatch(/^job 0 killed SIGTERM .*\n0 of 8 running$/);
+      const missing = await client.callTool({ name: 'job_status', arguments: { id: 7 } });
+      expect(missing.isError).toBe(true);
+      expect(textOf(missing)).toBe('job_status: there is no job 7. The jobs are 0. job_status {} lists every job.');
+      const bad = await client.callTool({ name: 'background', arguments: { command: 5 } });
+      expect(bad.isError).toBe(true);
+      expect(textOf(bad)).toMatch(/^background: bad input: command must be a string/);
+      await expect(client.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toThrow(/there is no tool "no_such_tool"; the tools are background, job_status, job_kill/);
+    } finally {
+      oracle.dispose();
+    }
+  });
+
+  it.skipIf(skip)('when the client closes the connection, every job ends (detached grandchildren too) and the server exits', async () => {
+    const oracle = new EofOracle();
+    try {
+      const connection = await connect(mode);
+      const { client, transport, mark } = connection;
+      const first = await client.callTool({ name: 'background', arguments: { command: `${oracle.prefix}exec ${FIXTURES}/forever.sh` } });
+      expect(textOf(first)).toMatch(/^job 0 running /);
+      const second = await client.callTool({ name: 'background', arguments: { command: `${oracle.prefix}(setsid sleep 60 &); echo detached; exec sleep 60` } });
+      expect(textOf(second)).toMatch(/^job 1 running .*\n> detached\n/);
+      await waitUntil(() => processesWithEnv(`HEPH_TEST_MARK=${mark}`).length >= 6, 'the server, its supervisor and the jobs', 10_000, () =>
+        processesWithEnv(`HEPH_TEST_MARK=${mark}`),
+      );
+      // Everything carrying the marker: the server, the supervisor, forever.sh and its sleep, job 1's
+      // shell and the sleep it detached with setsid.
+      const everyone = processesWithEnv(`HEPH_TEST_MARK=${mark}`).map(see);
+      expect(everyone.map((proc) => proc.pid)).toContain(transport.pid);
+      expect(oracle.closed).toBe(false); // negative control: while connected, the jobs run
+
+      await client.close(); // ends the server's stdin; the SDK would SIGTERM it after 2 s
+      await oracle.waitEof();
+      await waitUntil(() => everyone.every(isReaped), 'every process of the session to be gone and reaped', 10_000, () =>
+        everyone.filter((proc) => !isReaped(proc)),
+      );
+      expect(processesWithEnv(`HEPH_TEST_MARK=${mark}`)).toEqual([]);
+      expect(connection.stderr()).toMatch(/heph-jobs mcp: the client closed its end \(stdin ended\); stopped 2 jobs\n/);
+    } finally {
+      oracle.dispose();
+    }
+  });
+});
