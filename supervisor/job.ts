@@ -28,8 +28,9 @@ export interface JobHooks {
   onOutput(job: SupervisedJob): void;
 }
 
-/** Per stream: one read buffer, reused for every read (a pipe holds at most 1 MiB, we grow it so). */
+/** The one read buffer of the supervisor (a pipe holds at most 1 MiB; we grow each job's so). */
 const READ_BUFFER_BYTES = 256 * 1024;
+const sharedReadBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
 
 /** Output notifications to a waiting runtime are coalesced to one per this many ms per job. */
 const OUTPUT_NOTIFY_MS = 5;
@@ -121,13 +122,20 @@ export class SupervisedJob {
   /** The reaper reaped our leader. The job's state follows it; what it left behind is cleaned up. */
   leaderReaped(code: number | null, signal: number): void {
     this.identity.leaderReaped = true;
-    this.exit = { code, signal: signal ? signalName(signal) : null, at: Date.now() };
-    if (this.pidfd >= 0) {
-      native.closeFd(this.pidfd);
-      this.pidfd = -1;
-    }
-    this.hooks.onExited(this);
-    if (!this.cleanup) this.cleanup = this.stop('TERM', this.config.killGraceMs);
+    const at = Date.now();
+    // What the leader wrote before it exited is in the pipes already, but the reap may be handled
+    // before the loop has polled the pipes since (the reaper's queue is drained in one go): after
+    // the next poll phase (an immediate scheduled from an immediate) it is in the ring, so the
+    // exit is never reported ahead of the output that preceded it.
+    afterNextPoll(() => {
+      this.exit = { code, signal: signal ? signalName(signal) : null, at };
+      if (this.pidfd >= 0) {
+        native.closeFd(this.pidfd);
+        this.pidfd = -1;
+      }
+      this.hooks.onExited(this);
+      if (!this.cleanup) this.cleanup = this.stop('TERM', this.config.killGraceMs);
+    });
   }
 
   /**
@@ -280,14 +288,15 @@ export class SupervisedJob {
   }
 
   private attachOutput(fd: number, name: 'stdout' | 'stderr'): void {
-    // Reads land in one reused buffer (the ring copies out what it keeps), so a flood does not
-    // allocate a fresh 64 KiB buffer per read for the garbage collector to catch up with.
+    // Reads land in one buffer shared by every stream of every job (the ring copies what it keeps
+    // before push returns, and reads run one at a time on this thread), so a flood allocates
+    // nothing per read for the garbage collector to catch up with.
     const stream = new net.Socket({
       fd,
       readable: true,
       writable: false,
       onread: {
-        buffer: Buffer.allocUnsafe(READ_BUFFER_BYTES),
+        buffer: sharedReadBuffer,
         callback: (bytes: number, buffer: Uint8Array) => {
           this.ring.push(name, Buffer.from(buffer.buffer, buffer.byteOffset, bytes));
           if (this.subscribed) this.notifyOutput();
@@ -304,6 +313,11 @@ export class SupervisedJob {
   }
 }
 
+/** Runs `fn` once the event loop has polled for I/O at least once more. */
+function afterNextPoll(fn: () => void): void {
+  setImmediate(() => setImmediate(fn));
+}
+
 export function jobMarker(job: number): string {
   return `HEPH_JOB=${process.pid}:${job}`;
 }
@@ -316,9 +330,9 @@ function nativeDetails(error: unknown): Record<string, unknown> {
 function describeSpawnFailure(error: unknown, params: SpawnParams): string {
   const e = error as { code?: string; syscall?: string; message?: string };
   if (e.syscall === 'chdir') {
-    return e.code === 'ENOENT'
-      ? `the working directory ${params.cwd} does not exist`
-      : `cannot enter the working directory ${params.cwd} (${e.code})`;
+    if (e.code === 'ENOENT') return `the working directory ${params.cwd} does not exist`;
+    if (e.code === 'ENOTDIR') return `the working directory ${params.cwd} is not a directory`;
+    return `cannot enter the working directory ${params.cwd} (${e.code})`;
   }
   if (e.syscall === 'execve') return `cannot run the shell ${params.shell} (${e.code}); a POSIX shell is needed to run commands`;
   return `could not start the job: ${e.message ?? String(error)}`;

@@ -4,7 +4,8 @@
  *
  * Splitting itself (`Buffer.indexOf` on `\n`) stays in the ring's `push` loop, which records lines
  * that lie whole inside a chunk as views of it. Everything here keeps memory bounded: a line in
- * progress holds at most `maxLineBytes` and only counts the rest, however long the line gets.
+ * progress holds at most `maxLineBytes` (one buffer per stream, allocated once, when first needed)
+ * and only counts the rest, however long the line gets.
  */
 
 const CR = 0x0d;
@@ -78,19 +79,15 @@ export class PendingLine {
     return this.held === undefined ? EMPTY : this.held.subarray(0, this.len);
   }
 
-  /** Ends the line: a copy of its kept bytes and the count cut, and a fresh state. */
-  finish(): { raw: Buffer; cut: number } {
-    let raw = EMPTY;
-    if (this.len > 0) {
-      raw = Buffer.allocUnsafeSlow(this.len);
-      this.held!.copy(raw, 0, 0, this.len);
-    }
-    const cut = this.cut;
+  /**
+   * Ends the line: a fresh state for the next one. The caller takes `view()` and `cut` first (the
+   * ring copies the bytes into its arena), so ending a line allocates nothing.
+   */
+  reset(): void {
     this.open = false;
     this.len = 0;
     this.cut = 0;
     this.crs = 0;
-    return { raw, cut };
   }
 
   /** Frees the line buffer (the stream ended); a later append allocates it again. */

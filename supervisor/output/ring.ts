@@ -1,19 +1,39 @@
 /**
  * The per-job output ring that lives in the supervisor (SPEC 5).
  *
- * Ingest (`push`) is the hot path: the supervisor must read as fast as the job writes. It splits on
- * `\n` with `Buffer.indexOf`, records each completed line as (buffer, offset, length) in a circular
- * set of typed arrays, and evicts the oldest entries as the line and byte bounds require. Lines are
- * first recorded as views of the incoming chunk; only when the chunk is done are the survivors
- * copied out (runs of neighbouring short lines in one copy), so lines that a big chunk pushes out
- * again are never copied, and no reference to the chunk outlives `push`. All text work (the
- * bare-`\r` rule, ANSI removal, UTF-8 escaping) happens in `render.ts` when a line is read.
+ * Ingest (`push`) is the hot path: the supervisor must read as fast as the job writes, and during a
+ * flood it must not allocate at the ingest rate (external memory is only given back when V8's GC
+ * gets round to it). So the ring's storage is allocated once and then reused:
  *
- * Memory per ring: the retained line bytes (at most `maxBytes`), plus at most one partly evicted
- * copy-out run (at most 64 KiB), one `maxLineBytes` buffer per stream with a line in progress, the
- * head lines (at most `headLines` x `maxLineBytes`) and a few dozen bytes of bookkeeping per line.
+ *  - the line bytes live in one circular byte arena per ring. Lines are stored in seq order, each
+ *    at a "virtual" position (a byte counter; the arena offset is that modulo the arena size).
+ *    A line that runs past the end of the arena continues at its start (two pieces); the rare
+ *    read of such a line joins the pieces into a temporary buffer. The arena starts at 64 KiB and
+ *    doubles as the retained bytes need it, up to its bound, so a quiet job stays small;
+ *  - line metadata (position, length, cut bytes, stream) lives in typed arrays used as a circular
+ *    index (entry k, 0 = oldest, has seq total - count + k), which doubles up to `maxLines`;
+ *  - a line in progress goes to a `maxLineBytes` buffer per stream (`PendingLine`), and is copied
+ *    from there into the arena when its newline arrives;
+ *  - the head lines (the first `headLines`) are small copies of their own, made once per job.
+ *
+ * `push` splits on `\n` with `Buffer.indexOf` and first records each completed line as a range of
+ * the chunk, evicting the oldest lines as the line and byte bounds require; only when the chunk is
+ * done are the survivors copied into the arena. Lines that a big chunk pushes out again are never
+ * copied, and neighbouring lines go in one copy (a run) together with the `\n` or `\r\n` between
+ * them, so a flood of short lines costs one memcpy per chunk rather than one per line. Those
+ * separators (at most RUN_MAX_GAP bytes after each line but the newest) are why the arena's bound
+ * is `maxBytes + RUN_MAX_GAP * maxLines`, not `maxBytes`: it always holds every line the two
+ * bounds let the ring keep, so eviction follows the bounds alone (`retainedBytes` counts line
+ * bytes only, as before). No reference to the chunk outlives `push`. All text work (the bare-`\r`
+ * rule, ANSI removal, UTF-8 escaping) happens in `render.ts` when a line is read.
+ *
+ * Memory per ring: the arena (at most `maxBytes + 2 * maxLines`, and at most 64 KiB or twice the
+ * most its lines have needed), the index (21 bytes a line, at most `maxLines` lines), one
+ * `maxLineBytes` buffer per stream that has had a partial line, and the head lines (at most
+ * `headLines` x `maxLineBytes`). In steady state ingest allocates nothing.
  */
 import type { OutputLine, OutputRead, StreamName } from '../../src/protocol/output.js';
+import { constants as bufferConstants } from 'node:buffer';
 import { inspect } from 'node:util';
 import { cutLongLine, PendingLine, type LineRange } from './line-splitter.js';
 import { clipUtf8, renderLine } from './render.js';
@@ -73,18 +93,32 @@ export interface OutputStats {
 const LF = 0x0a;
 const CR = 0x0d;
 const STREAMS: readonly StreamName[] = ['stdout', 'stderr'];
-const EMPTY = Buffer.alloc(0);
+const EMPTY: Buffer = Buffer.alloc(0);
 /** Default read size: 50 lines (SPEC 5) within 64 KiB of text. */
 const DEFAULT_TAIL = 50;
 const DEFAULT_READ_BYTES = 64 * 1024;
-/** Cap on one copy-out run, so a partly evicted run wastes little. */
-const RUN_MAX_BYTES = 64 * 1024;
-/** Separator bytes between two stored lines that are copied along with them (`\n`, `\r\n`, ...). */
-const RUN_MAX_GAP = 16;
-/** Ring arrays start this small and double up to `maxLines`, so quiet jobs cost little. */
+/**
+ * Separator bytes between two lines of a chunk (`\n`, `\r\n`) that are copied into the arena along
+ * with them, so the two lines take one copy. Each stored line but the newest may carry this many.
+ */
+const RUN_MAX_GAP = 2;
+/** Index arrays start this small and double up to `maxLines`, so quiet jobs cost little. */
 const MIN_CAPACITY = 64;
+/** The arena starts this small (or at its bound, if smaller) and doubles up to its bound. */
+const MIN_ARENA_BYTES = 64 * 1024;
 const MAX_LINES_LIMIT = 2 ** 24;
 const MAX_LINE_BYTES_LIMIT = 2 ** 30;
+
+/** An ES2024 resizable ArrayBuffer (Node 20 has them; the project's TypeScript lib is ES2023). */
+interface ResizableArrayBuffer extends ArrayBuffer {
+  readonly resizable: boolean;
+  readonly maxByteLength: number;
+  resize(byteLength: number): void;
+}
+const ResizableArrayBuffer = ArrayBuffer as unknown as new (
+  byteLength: number,
+  options: { maxByteLength: number },
+) => ResizableArrayBuffer;
 
 interface HeadLine {
   seq: number;
@@ -101,18 +135,31 @@ export class OutputRing {
   private readonly maxLineBytes: number;
   private readonly maxBytes: number;
   private readonly headLines: number;
-  private readonly runMaxBytes: number;
+  /** Bytes the arena may grow to: all that the two bounds let the ring keep (see above). */
+  private readonly arenaMax: number;
 
-  // The ring: entry k (0 = oldest) is at index (first + k) % cap; its seq is total - count + k.
+  // The index: entry k (0 = oldest) is at index (first + k) % cap; its seq is total - count + k.
   private cap = 0;
   private first = 0;
   private count = 0;
-  private bufs: (Buffer | undefined)[] = [];
-  private offs = new Uint32Array(0);
+  /** Where the line starts: a virtual arena position, or, while `push` runs, an offset in the chunk. */
+  private offs = new Float64Array(0);
   private lens = new Uint32Array(0);
   private cuts = new Float64Array(0);
   private streams = new Uint8Array(0);
+  /** Raw line bytes retained (what the byte bound limits; separators in the arena not counted). */
   private retained = 0;
+
+  // The arena. Lines with seq < `inSource` are stored in it, from virtual position `arenaHead` (the
+  // oldest line's) to `arenaTail` (the end of the newest one's); arena byte = position % size.
+  // Lines with seq >= `inSource` are still ranges of the buffer being ingested (the chunk, or a
+  // pending line), to be copied in by `copyIn` before `push` or `end` returns.
+  private arena: Buffer = EMPTY;
+  /** The resizable ArrayBuffer under `arena`; null: none could be had, the arena is copied to grow. */
+  private arenaBuffer: ResizableArrayBuffer | null | undefined;
+  private arenaHead = 0;
+  private arenaTail = 0;
+  private inSource = Infinity;
 
   private readonly head: HeadLine[] = [];
   private headBytes = 0;
@@ -142,7 +189,7 @@ export class OutputRing {
     this.maxLineBytes = maxLineBytes;
     this.maxBytes = maxBytes;
     this.headLines = headLines;
-    this.runMaxBytes = Math.min(RUN_MAX_BYTES, maxBytes);
+    this.arenaMax = Math.min(maxBytes + RUN_MAX_GAP * maxLines, bufferConstants.MAX_LENGTH);
     this.pending = [new PendingLine(maxLineBytes), new PendingLine(maxLineBytes)];
   }
 
@@ -170,24 +217,26 @@ export class OutputRing {
       pos = nl + 1;
       nl = pos < n ? chunk.indexOf(LF, pos) : -1;
     }
-    const firstInChunk = this.total;
-    const maxLineBytes = this.maxLineBytes;
-    while (nl >= 0) {
-      const end = nl > pos && chunk[nl - 1] === CR ? nl - 1 : nl;
-      if (end - pos <= maxLineBytes) this.addLine(code, chunk, pos, end - pos, 0);
-      else {
-        const r = this.range;
-        cutLongLine(chunk, pos, end, maxLineBytes, r);
-        this.addLine(code, chunk, r.start, r.len, r.cut);
-      }
-      pos = nl + 1;
-      nl = pos < n ? chunk.indexOf(LF, pos) : -1;
+    if (nl >= 0) {
+      this.inSource = this.total;
+      const maxLineBytes = this.maxLineBytes;
+      do {
+        const end = nl > pos && chunk[nl - 1] === CR ? nl - 1 : nl;
+        if (end - pos <= maxLineBytes) this.addLine(code, chunk, pos, end - pos, 0);
+        else {
+          const r = this.range;
+          cutLongLine(chunk, pos, end, maxLineBytes, r);
+          this.addLine(code, chunk, r.start, r.len, r.cut);
+        }
+        pos = nl + 1;
+        nl = pos < n ? chunk.indexOf(LF, pos) : -1;
+      } while (nl >= 0);
+      this.copyIn(chunk);
     }
     if (pos < n) {
       p.order = this.order++;
       p.append(chunk, pos, n);
     }
-    if (this.total > firstInChunk) this.copyOut(chunk, firstInChunk);
   }
 
   /** The stream reached EOF: a line in progress becomes a final line. Later pushes start new lines. */
@@ -323,15 +372,18 @@ export class OutputRing {
 
   // --- ingest -----------------------------------------------------------------------------------
 
-  /** Records a completed line stored at `buf[off, off + len)`. `buf` may be the chunk being pushed. */
-  private addLine(stream: number, buf: Buffer, off: number, len: number, cut: number): void {
-    const seq = this.total++;
+  /**
+   * Records a completed line at `src[off, off + len)` (`src` is the buffer being ingested, whose
+   * lines `copyIn` then stores) and evicts what the bounds require.
+   */
+  private addLine(stream: number, src: Buffer, off: number, len: number, cut: number): void {
+    const seq = this.total;
     if (cut > 0) {
       this.truncatedLines++;
       this.truncatedBytes += cut;
     }
     if (seq < this.headLines) {
-      const raw = Buffer.from(buf.subarray(off, off + len));
+      const raw = Buffer.from(src.subarray(off, off + len));
       this.head.push({ seq, stream, raw, cut });
       this.headBytes += len;
     }
@@ -341,42 +393,44 @@ export class OutputRing {
     }
     let i = this.first + this.count;
     if (i >= this.cap) i -= this.cap;
-    this.bufs[i] = buf;
     this.offs[i] = off;
     this.lens[i] = len;
     this.cuts[i] = cut;
     this.streams[i] = stream;
     this.count++;
+    this.total++;
     this.retained += len;
     // maxLineBytes <= maxBytes, so this never evicts the line just added.
     while (this.retained > this.maxBytes) this.evict();
   }
 
+  /** Drops the oldest line; if it was in the arena, the arena now starts at the next line. */
   private evict(): void {
     const i = this.first;
+    const seq = this.total - this.count;
     this.retained -= this.lens[i]!;
-    this.bufs[i] = undefined;
     this.first = i + 1 === this.cap ? 0 : i + 1;
     this.count--;
     this.droppedLines++;
+    if (seq < this.inSource) {
+      if (seq + 1 < this.inSource && this.count > 0) this.arenaHead = this.offs[this.first]!;
+      else this.arenaHead = this.arenaTail = 0; // the arena is empty: start again at its start
+    }
   }
 
   private grow(): void {
     const cap = Math.min(this.maxLines, Math.max(MIN_CAPACITY, this.cap * 2));
-    const bufs = new Array<Buffer | undefined>(cap).fill(undefined);
-    const offs = new Uint32Array(cap);
+    const offs = new Float64Array(cap);
     const lens = new Uint32Array(cap);
     const cuts = new Float64Array(cap);
     const streams = new Uint8Array(cap);
     for (let k = 0, i = this.first; k < this.count; k++) {
-      bufs[k] = this.bufs[i];
       offs[k] = this.offs[i]!;
       lens[k] = this.lens[i]!;
       cuts[k] = this.cuts[i]!;
       streams[k] = this.streams[i]!;
       if (++i === this.cap) i = 0;
     }
-    this.bufs = bufs;
     this.offs = offs;
     this.lens = lens;
     this.cuts = cuts;
@@ -386,52 +440,163 @@ export class OutputRing {
   }
 
   /**
-   * Copies the lines of `chunk` that survived the push out of it, so the ring keeps no reference
-   * to the chunk. Neighbouring lines share one copy (a run) up to `runMaxBytes`.
+   * Copies the lines recorded from `src` that survived into the arena, so the ring keeps no
+   * reference to `src`. Neighbouring lines (at most RUN_MAX_GAP bytes apart) share one copy.
    */
-  private copyOut(chunk: Buffer, firstInChunk: number): void {
+  private copyIn(src: Buffer): void {
     const total = this.total;
-    let seq = Math.max(firstInChunk, total - this.count);
-    if (seq >= total) return;
-    let i = this.index(seq);
-    let runFirst = i;
+    const from = Math.max(this.inSource, total - this.count);
+    if (from >= total) {
+      this.inSource = Infinity;
+      return;
+    }
+    const offs = this.offs;
+    const lens = this.lens;
+    const cap = this.cap;
+    const i0 = this.index(from);
+    const iLast = this.index(total - 1);
+    // Arena room: the span from the first survivor to the end of the last one bounds what the runs
+    // take; only when that does not fit is the exact amount worked out.
+    let need = offs[iLast]! + lens[iLast]! - offs[i0]!;
+    if (this.arenaTail - this.arenaHead + need > this.arena.length) {
+      need = 0;
+      let prevEnd = -1;
+      for (let seq = from, i = i0; seq < total; seq++) {
+        const off = offs[i]!;
+        const gap = off - prevEnd;
+        if (prevEnd >= 0 && gap <= RUN_MAX_GAP) need += gap;
+        need += lens[i]!;
+        prevEnd = off + lens[i]!;
+        if (++i === cap) i = 0;
+      }
+      this.reserve(need);
+    }
+    let runFirst = i0;
     let runCount = 1;
-    let runStart = this.offs[i]!;
-    let runEnd = runStart + this.lens[i]!;
-    for (seq++; seq < total; seq++) {
-      if (++i === this.cap) i = 0;
-      const off = this.offs[i]!;
-      const end = off + this.lens[i]!;
-      if (off - runEnd <= RUN_MAX_GAP && end - runStart <= this.runMaxBytes) {
-        runEnd = end;
+    let runStart = offs[i0]!;
+    let runEnd = runStart + lens[i0]!;
+    let i = i0;
+    for (let seq = from + 1; seq < total; seq++) {
+      if (++i === cap) i = 0;
+      const off = offs[i]!;
+      if (off - runEnd <= RUN_MAX_GAP) {
+        runEnd = off + lens[i]!;
         runCount++;
         continue;
       }
-      this.copyRun(chunk, runFirst, runCount, runStart, runEnd);
+      this.storeRun(src, runFirst, runCount, runStart, runEnd);
       runFirst = i;
       runCount = 1;
       runStart = off;
-      runEnd = end;
+      runEnd = off + lens[i]!;
     }
-    this.copyRun(chunk, runFirst, runCount, runStart, runEnd);
+    this.storeRun(src, runFirst, runCount, runStart, runEnd);
+    this.inSource = Infinity;
   }
 
-  private copyRun(chunk: Buffer, i: number, count: number, start: number, end: number): void {
-    let region = EMPTY;
-    if (end > start) {
-      region = Buffer.allocUnsafeSlow(end - start);
-      chunk.copy(region, 0, start, end);
-    }
+  /** Appends `src[start, end)` to the arena: the run of `count` lines from index `i` on. */
+  private storeRun(src: Buffer, i: number, count: number, start: number, end: number): void {
+    const at = this.arenaTail;
+    const shift = at - start;
     for (let k = 0; k < count; k++) {
-      this.bufs[i] = region;
-      this.offs[i] = this.offs[i]! - start;
+      this.offs[i] = this.offs[i]! + shift;
       if (++i === this.cap) i = 0;
     }
+    const n = end - start;
+    if (n === 0) return;
+    const arena = this.arena;
+    const p = at % arena.length;
+    const first = Math.min(n, arena.length - p);
+    src.copy(arena, p, start, start + first);
+    if (first < n) src.copy(arena, 0, start + first, end);
+    this.arenaTail = at + n;
   }
 
+  /**
+   * Makes room in the arena for `need` more bytes: grows it (doubling, up to `arenaMax`). Called
+   * before any line of the source is stored. The arena is a resizable ArrayBuffer reserved at
+   * `arenaMax`, so growing commits more of it in place: nothing is copied to a new buffer, and no
+   * old one is left for the GC (a copy per doubling would leave up to `arenaMax` of garbage per
+   * ring, which V8 collects late). Only when a resizable buffer cannot be had does it copy.
+   */
+  private reserve(need: number): void {
+    let used = this.arenaTail - this.arenaHead;
+    if (used + need <= this.arena.length) return;
+    if (used + need > this.arenaMax) {
+      // Only when `maxBytes` is near the largest possible Buffer (`arenaMax` is then MAX_LENGTH):
+      // the bounds alone do not fit, so stored lines go early. No source is longer than
+      // MAX_LENGTH, so once the stored lines are gone the source's lines fit.
+      while (used + need > this.arenaMax && this.total - this.count < this.inSource) {
+        this.evict();
+        used = this.arenaTail - this.arenaHead;
+      }
+      if (used + need <= this.arena.length) return;
+    }
+    const old = this.arena;
+    let size = Math.max(MIN_ARENA_BYTES, old.length * 2);
+    while (size < used + need) size *= 2;
+    size = Math.min(size, this.arenaMax);
+
+    // Where the oldest stored byte is in the old arena, and how many bytes run past its end.
+    const headAt = old.length > 0 ? this.arenaHead % old.length : 0;
+    const wrapped = Math.max(0, headAt + used - old.length);
+    let arena: Buffer;
+    let newHeadAt: number;
+    const buffer = this.arenaBuffer;
+    if (buffer && size <= buffer.maxByteLength) {
+      buffer.resize(size);
+      arena = Buffer.from(buffer, 0, size);
+      // The bytes stay where they are; a wrapped piece at the end moves to the new end, so the
+      // contents are again one circular run.
+      newHeadAt = headAt;
+      if (wrapped > 0) {
+        newHeadAt = size - (old.length - headAt);
+        arena.copyWithin(newHeadAt, headAt, old.length);
+      }
+    } else {
+      arena = this.allocateArena(size);
+      newHeadAt = 0;
+      if (used > 0) {
+        old.copy(arena, 0, headAt, headAt + used - wrapped);
+        if (wrapped > 0) old.copy(arena, used - wrapped, 0, wrapped);
+      }
+    }
+    // The stored lines keep their place in the circular run: shift their positions to match.
+    const shift = newHeadAt - this.arenaHead;
+    const stored = Math.min(this.inSource, this.total) - (this.total - this.count);
+    for (let k = 0, i = this.first; k < stored; k++) {
+      this.offs[i] = this.offs[i]! + shift;
+      if (++i === this.cap) i = 0;
+    }
+    this.arena = arena;
+    this.arenaHead = newHeadAt;
+    this.arenaTail = newHeadAt + used;
+  }
+
+  /** A new arena of `size` bytes: resizable up to `arenaMax` where the runtime allows it. */
+  private allocateArena(size: number): Buffer {
+    if (this.arenaBuffer === undefined) {
+      try {
+        const buffer = new ResizableArrayBuffer(size, { maxByteLength: this.arenaMax });
+        if (buffer.resizable && buffer.byteLength === size) {
+          this.arenaBuffer = buffer;
+          return Buffer.from(buffer, 0, size);
+        }
+      } catch {
+        // Address space for `arenaMax` not to be had (or no resizable buffers): a fixed arena.
+      }
+      this.arenaBuffer = null;
+    }
+    return Buffer.allocUnsafeSlow(size);
+  }
+
+  /** The line in progress on `p` is complete: it goes into the arena straight from `p`'s buffer. */
   private completePending(p: PendingLine, stream: number): void {
-    const { raw, cut } = p.finish();
-    this.addLine(stream, raw, 0, raw.length, cut);
+    const raw = p.view();
+    this.inSource = this.total;
+    this.addLine(stream, raw, 0, raw.length, p.cut);
+    this.copyIn(raw);
+    p.reset();
   }
 
   // --- reading ----------------------------------------------------------------------------------
@@ -443,8 +608,21 @@ export class OutputRing {
 
   private ringLine(seq: number): OutputLine {
     const i = this.index(seq);
-    const off = this.offs[i]!;
-    return toLine(seq, this.streams[i]!, this.bufs[i]!, off, off + this.lens[i]!, this.cuts[i]!);
+    const len = this.lens[i]!;
+    let raw = EMPTY;
+    let start = 0;
+    if (len > 0) {
+      const arena = this.arena;
+      const p = this.offs[i]! % arena.length;
+      if (p + len <= arena.length) {
+        raw = arena;
+        start = p;
+      } else {
+        // The line wraps around the end of the arena: join its two pieces (only for this read).
+        raw = Buffer.concat([arena.subarray(p), arena.subarray(0, p + len - arena.length)], len);
+      }
+    }
+    return toLine(seq, this.streams[i]!, raw, start, start + len, this.cuts[i]!);
   }
 
   /** Lines in progress, in the order they started, numbered with the seqs they are expected to get. */

@@ -329,3 +329,162 @@ describe('OutputRing throughput (rough; prints, does not assert on time)', () =>
   it('ingests 256 MiB of 100-byte lines', () => measure('100-byte lines', 100));
   it('ingests 256 MiB of 64 KiB lines', () => measure('64 KiB lines', 64 * 1024));
 });
+
+/** The ring's storage, for the tests below: the arena and the index behind the public API. */
+interface Storage {
+  arena: Buffer;
+  arenaBuffer: ArrayBuffer | null | undefined;
+  arenaHead: number;
+  arenaTail: number;
+  arenaMax: number;
+  offs: Float64Array;
+  lens: Uint32Array;
+}
+const storage = (ring: OutputRing): Storage => ring as unknown as Storage;
+
+describe('OutputRing storage (one arena per ring)', () => {
+  /** Deterministic PRNG (mulberry32). */
+  function prng(seed: number): () => number {
+    let a = seed >>> 0;
+    return () => {
+      a = (a + 0x6d2b79f5) >>> 0;
+      let t = a;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+
+  /**
+   * Random lines (empty, short, long enough to be cut; `\n` or `\r\n`) in random chunks, so the
+   * arena grows through several sizes while its contents wrap around its end. After every push the
+   * ring must hold exactly the longest suffix of the completed lines within both bounds.
+   */
+  function modelCheck(seed: number, fixedArena: boolean): void {
+    const rand = prng(seed);
+    const maxLineBytes = 500 + Math.floor(rand() * 8000);
+    const maxBytes = maxLineBytes + Math.floor(rand() * 600_000);
+    const maxLines = 50 + Math.floor(rand() * 3000);
+    const limits = { maxLines, maxLineBytes, maxBytes, headLines: 0 };
+    const ring = new OutputRing(limits);
+    if (fixedArena) storage(ring).arenaBuffer = null; // the copy-to-grow path
+    const parts: Buffer[] = [];
+    const model: { text: string; cutBytes: number }[] = [];
+    for (let i = 0; i < 6000; i++) {
+      const r = rand();
+      const len = r < 0.05 ? 0 : r < 0.85 ? Math.floor(rand() * 200) : Math.floor(rand() * 3 * maxLineBytes);
+      const text = `${i}:${String.fromCharCode(97 + (i % 26)).repeat(len)}`;
+      parts.push(Buffer.from(text + (rand() < 0.2 ? '\r\n' : '\n')));
+      model.push({ text: text.slice(0, maxLineBytes), cutBytes: Math.max(0, text.length - maxLineBytes) });
+    }
+    const input = Buffer.concat(parts);
+    let completed = 0;
+    let peakNeed = 0;
+    for (let at = 0; at < input.length; ) {
+      const size = 1 + Math.floor(rand() * (rand() < 0.5 ? 300 : 300_000));
+      const chunk = input.subarray(at, Math.min(input.length, at + size));
+      at += chunk.length;
+      ring.push('stdout', Buffer.from(chunk)); // a copy, overwritten below: no reference may be kept
+      for (let k = chunk.indexOf(0x0a); k >= 0; k = chunk.indexOf(0x0a, k + 1)) completed++;
+      let bytes = 0;
+      let kept = 0;
+      for (let k = completed - 1; k >= 0; k--) {
+        const n = model[k]!.text.length;
+        if (kept + 1 > maxLines || bytes + n > maxBytes) break;
+        bytes += n;
+        kept++;
+      }
+      const s = storage(ring);
+      expect(s.arena.length).toBeLessThanOrEqual(s.arenaMax);
+      expect(s.arenaTail - s.arenaHead).toBeLessThanOrEqual(s.arena.length);
+      peakNeed = Math.max(peakNeed, s.arenaTail - s.arenaHead);
+      expect(ring.stats(), `seed ${seed}`).toMatchObject({ retainedLines: kept, retainedBytes: bytes, droppedLines: completed - kept });
+      if (rand() < 0.2 || at === input.length) {
+        const lines = ring.read(ALL).lines.filter((l) => l.partial === undefined);
+        expect(lines.map(({ text, cutBytes }) => ({ text, cutBytes })), `seed ${seed}`).toEqual(model.slice(completed - kept, completed));
+        expect(seqs(lines)).toEqual(range(completed - kept, completed));
+      }
+    }
+    expect(completed).toBe(model.length);
+    // Grown by doubling from 64 KiB: never more than twice what the lines needed, and within the bound.
+    const s = storage(ring);
+    expect(s.arena.length).toBeLessThanOrEqual(Math.min(s.arenaMax, Math.max(64 * 1024, 2 * peakNeed)));
+    expect(s.arenaMax).toBe(maxBytes + 2 * maxLines);
+    if (!fixedArena) expect(s.arenaBuffer).toBeInstanceOf(ArrayBuffer);
+  }
+
+  it('matches a model while the arena grows and wraps (resizable arena)', () => {
+    for (let seed = 1; seed <= 6; seed++) modelCheck(seed, false);
+  });
+
+  it('matches a model while the arena grows and wraps (arena copied to grow)', () => {
+    for (let seed = 11; seed <= 14; seed++) modelCheck(seed, true);
+  });
+
+  it('reads a line stored in two pieces around the end of the arena', () => {
+    // maxBytes 10 and maxLines 2: the arena holds 14 bytes, so the third line runs past its end.
+    const ring = new OutputRing({ maxLines: 2, maxLineBytes: 5, maxBytes: 10, headLines: 0 });
+    ring.push('stdout', Buffer.from('aaaaa\n'));
+    ring.push('stdout', Buffer.from('bb€\n'));
+    ring.push('stdout', Buffer.from('c€d\n'));
+    const s = storage(ring);
+    expect(s.arena.length).toBe(14);
+    const third = s.offs[2 % s.offs.length]! % s.arena.length;
+    expect(third + 5).toBeGreaterThan(14); // it does wrap
+    expect(ring.read().lines.map((l) => l.text)).toEqual(['bb€', 'c€d']);
+    ring.push('stdout', Buffer.from('ddd\neeeee\n'));
+    expect(ring.read().lines.map((l) => l.text)).toEqual(['ddd', 'eeeee']);
+    expect(ring.stats()).toMatchObject({ retainedLines: 2, retainedBytes: 8, droppedLines: 3 });
+  });
+
+  it('allocates nothing in steady state: the arena and index stay the same objects', () => {
+    const ring = new OutputRing();
+    const short = Buffer.from(Array.from({ length: 300 }, (_, k) => `short line ${k}\n`).join(''));
+    const long = Buffer.from(`${'x'.repeat(16 * 1024)}\n`.repeat(16));
+    const round = (): void => {
+      ring.push('stdout', long.subarray(0, 100_000)); // a partial line, completed by the next push
+      ring.push('stdout', long.subarray(100_000));
+      ring.push('stderr', short);
+    };
+    for (let i = 0; i < 50; i++) round();
+    const before = { ...storage(ring) };
+    expect(before.arena.length).toBe(1024 * 1024); // ~100 lines cut to 8 KiB among the last 2000
+    for (let i = 0; i < 500; i++) round();
+    const after = storage(ring);
+    expect(after.arena).toBe(before.arena);
+    expect(after.arenaBuffer).toBe(before.arenaBuffer);
+    expect(after.offs).toBe(before.offs);
+    expect(after.lens).toBe(before.lens);
+    expect(ring.read({ tail: 1 }).lines[0]!.text).toBe('short line 299');
+  });
+
+  it('keeps a quiet job small: a 64 KiB arena, or less if the bounds allow less', () => {
+    const ring = new OutputRing();
+    ring.push('stdout', Buffer.from('\n\n'));
+    ring.push('stdout', Buffer.from('partial'));
+    expect(storage(ring).arena.length).toBeLessThanOrEqual(64 * 1024);
+    ring.push('stdout', Buffer.from(' line\nand another\n'));
+    expect(storage(ring).arena.length).toBe(64 * 1024);
+    expect(ring.read().lines.map((l) => l.text)).toEqual(['', '', 'partial line', 'and another']);
+    // A ring whose bounds are smaller than 64 KiB never takes more than they allow.
+    const tiny = numbered(1000, 7, { maxLines: 10, maxBytes: 100, maxLineBytes: 20 });
+    expect(storage(tiny).arena.length).toBe(100 + 2 * 10);
+    expect(seqs(tiny.read().lines)).toEqual(range(990, 1000));
+  });
+
+  it('evicts beyond the bounds only if the arena cannot hold them (maxBytes near the largest Buffer)', () => {
+    const ring = new OutputRing({ maxBytes: 100_000, maxLineBytes: 100, headLines: 0 });
+    // Stands in for buffer.constants.MAX_LENGTH, which no chunk exceeds: here, 4 chunks of 5 lines.
+    (ring as unknown as { arenaMax: number }).arenaMax = 1000;
+    const text = (k: number): string => `${String(k).padStart(4, '0')}${'-'.repeat(43)}`;
+    for (let k = 0; k < 1000; k += 5) {
+      ring.push('stdout', Buffer.from(range(k, k + 5).map((j) => `${text(j)}\n`).join('')));
+    }
+    const read = ring.read(ALL);
+    expect(storage(ring).arena.length).toBe(1000);
+    expect(read.lines.length).toBeGreaterThanOrEqual(15);
+    expect(seqs(read.lines)).toEqual(range(1000 - read.lines.length, 1000));
+    for (const line of read.lines) expect(line.text).toBe(text(line.seq));
+    expect(ring.stats().retainedBytes).toBeLessThanOrEqual(1000);
+  });
+});
