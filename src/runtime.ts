@@ -356,15 +356,23 @@ export class JobRuntime {
     });
     const ended = () => !isLive(record);
     if (!until) {
-      return (await this.waitFor(ended, waitMs)) ? outcome('ended') : outcome('timed-out');
+      if (!(await this.waitFor(ended, waitMs))) return outcome('timed-out');
+      // The exit can be reported before the supervisor has read the last output from the pipes:
+      // as after the settle window, give the drain a bounded moment before the report reads it.
+      await this.waitFor(() => record.cleanedUp, DRAIN_MS);
+      return outcome('ended');
     }
     const supervisor = this.supervisor;
     if (!supervisor || supervisor.pid !== record.supervisorPid || record.state === 'failed') {
       return outcome(ended() ? 'ended' : 'timed-out');
     }
-    await supervisor.request({ type: 'subscribe', job: record.id, on: true }).catch(() => undefined);
+    // Subscribe and take the cursor in one go, before anything the caller does after this call
+    // (a job_input, say) reaches the supervisor: "from now on" means from the call.
+    const subscribed = supervisor.request({ type: 'subscribe', job: record.id, on: true }).catch(() => undefined);
+    const now = since === undefined ? this.readOutput(record, { tail: 0, since: undefined, maxBytes: 1 }) : null;
+    await subscribed;
     try {
-      let cursor = since ?? (await this.readOutput(record, { tail: 0, since: undefined, maxBytes: 1 }))?.totalLines ?? 0;
+      let cursor = since ?? (await now)?.totalLines ?? 0;
       if (since === undefined) cursor -= 1;
       for (;;) {
         const wasEnded = ended();
@@ -596,7 +604,10 @@ export class JobRuntime {
         this.emit({ type: 'lost', job: record.id });
       }
     }
-    const cleanup = cleanupLostSupervisor(lost.pid, lost.hello?.containment.cgroupRoot ?? null, orphaned)
+    // A leader already reaped gives its pid (and so its process group id) back: only the groups of
+    // leaders still running are ours to signal.
+    const leftovers = orphaned.map((record) => ({ cgroup: record.cgroup, pid: record.endedAt === null || record.state === 'lost' ? record.pid : null }));
+    const cleanup = cleanupLostSupervisor(lost.pid, lost.hello?.containment.cgroupRoot ?? null, leftovers)
       .catch(() => undefined)
       .then(() => {
         for (const record of orphaned) this.markCleanedUp(record);

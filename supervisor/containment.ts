@@ -82,11 +82,12 @@ function cgroupTreePids(dir: string): number[] {
  * Signals the leader's process group first, in one kill(2) (atomic for the group, as a terminal's
  * Ctrl-C is), then every other member. Leader first matters: if a child died of the signal
  * before the shell got it, `wait` would return and the shell exit 0 — the job would read as
- * "exited 0" instead of "killed SIGTERM". The process group outlives its leader's pid only while
- * members remain, so the group id cannot name a stranger.
+ * "exited 0" instead of "killed SIGTERM". The group id stays ours only while the leader or a member
+ * remains: once the leader is reaped and the members have left (setsid), the number can be recycled
+ * as a stranger's group, so after the reap the group is not signalled as such.
  */
 function signalLeaderFirst(job: JobIdentity, members: number[], signal: number): void {
-  const group = native.signalPid(-job.pid, signal);
+  const group = !job.leaderReaped && native.signalPid(-job.pid, signal);
   for (const pid of members) {
     // The group's members got it already (twice would matter to an INT handler: "again to force").
     if (group && readProcStat(pid)?.pgid === job.pid) continue;

@@ -14,6 +14,7 @@ import fs from 'node:fs';
 import { constants as os } from 'node:os';
 import { descendantsOf, listProcesses } from '../src/platform/procfs.js';
 import { KernelLocks } from './kernel-locks.js';
+import { checkRequest } from './request-check.js';
 
 process.title = 'heph-jobs supervisor';
 closeInheritedDescriptors();
@@ -69,6 +70,8 @@ function closeInheritedDescriptors(): void {
 
 async function handle(request: Request): Promise<unknown> {
   if (shuttingDown) throw new ProtocolError('the supervisor is shutting down');
+  // Before hello there is nothing a malformed request could touch (and "hello must come first").
+  if (config !== null || request.type === 'hello') checkRequest(request);
   switch (request.type) {
     case 'hello':
       return hello(request.config);
