@@ -203,6 +203,8 @@ export class JobRuntime {
       return this.report(record, null);
     }
     if (waitMs === undefined && until === undefined) {
+      // No settle window: the caller wants the job number now; its output is one status away.
+      if (this.options.settleMs === 0) return this.report(record, null);
       await this.settle(record);
       return this.status(id);
     }

@@ -3,7 +3,9 @@
  * options are pinned here, and both the runtime and the supervisor import this module, so the two
  * sides can never disagree on encoding.
  */
-import { Packr } from 'msgpackr';
+// The plain entry point: the main one also loads streams and the optional native extractor, which
+// costs ~10 ms of the supervisor's start and would load child_process (see supervisor-client.ts).
+import { Packr } from 'msgpackr/pack';
 
 /** Largest frame either side accepts. Requests are small; the largest reply is one output read
  * (bounded by the read's byte budget, at most a few MiB). */
