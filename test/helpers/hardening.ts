@@ -15,6 +15,8 @@ import { supervisorEntry } from '../../src/supervisor-client.js';
 import { listProcesses } from '../../src/platform/procfs.js';
 import type { JobRuntime } from '../../src/index.js';
 import { processesWithEnv } from './kernel.js';
+import { prng } from './random.js';
+export { prng };
 
 /** `scenario N: iterations X, failures Y`: the line the closing note's table is built from. */
 export function summary(scenario: number, iterations: number, failures: number, note = ''): void {
@@ -126,17 +128,6 @@ export function zombiesOf(parents: Iterable<number>): number[] {
     .map((proc) => proc.pid);
 }
 
-/** mulberry32: a small seeded PRNG, so a failing chaos run can be replayed with its seed. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Resolves with `promise`, or rejects after `ms` with a message naming `what` and what was seen. */
 export async function within<T>(promise: Promise<T>, ms: number, what: string, seen: () => unknown = () => ''): Promise<T> {

@@ -2,35 +2,9 @@
  * The channel as the supervisor sees it: a supervisor started by hand on a socket we control, fed
  * malformed and oversized frames; each gets an error and the channel stays up.
  */
-import { spawn } from 'node:child_process';
-import type net from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { encodeFrame, FrameReader } from '../../src/protocol/codec.js';
-import { supervisorEntry } from '../../src/supervisor-client.js';
-
-function startBareSupervisor() {
-  const child = spawn(process.execPath, [supervisorEntry()], {
-    detached: true,
-    stdio: ['ignore', 'ignore', 'inherit', 'pipe'],
-    env: { ...process.env, HEPH_JOBS_PARENT_PID: String(process.pid), MSGPACKR_NATIVE_ACCELERATION_DISABLED: 'true' },
-  });
-  const socket = child.stdio[3] as net.Socket;
-  const reader = new FrameReader();
-  const inbox: unknown[] = [];
-  const waiters: (() => void)[] = [];
-  socket.on('data', (chunk: Buffer) =>
-    reader.push(chunk, (frame) => {
-      inbox.push(frame.ok ? frame.value : frame);
-      for (const waiter of waiters.splice(0)) waiter();
-    }),
-  );
-  const next = async (): Promise<unknown> => {
-    while (inbox.length === 0) await new Promise<void>((resolve) => waiters.push(resolve));
-    return inbox.shift();
-  };
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return { child, socket, next, exited };
-}
+import { encodeFrame } from '../../src/protocol/codec.js';
+import { startBareSupervisor } from '../helpers/hardening.js';
 
 describe('the channel', () => {
   it('answers malformed, oversized and unknown frames with errors and stays up', async () => {

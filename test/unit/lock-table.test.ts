@@ -12,6 +12,7 @@ import {
   type NormalizedResource,
   type ResourceSpec,
 } from '../../src/locks/index.js';
+import { prng } from '../helpers/random.js';
 
 const owner = (label: string, extra: Record<string, unknown> = {}): LockOwner => ({ label, ...extra });
 
@@ -345,17 +346,6 @@ describe('cancel and timeout', () => {
   });
 });
 
-/** mulberry32: a small seeded PRNG so a failing interleaving can be replayed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Checks the table against an independent model built from `overlaps`. */
 function checkInvariants(snap: LockTableSnapshot, requested: Map<number, NormalizedResource[]>, context: string): void {

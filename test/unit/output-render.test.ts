@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { OutputRing, renderLine, visibleRange, type OutputLimits, type OutputLine } from '../../supervisor/output/index.js';
+import { prng } from '../helpers/random.js';
 
 const ALL = { since: -1, maxBytes: Number.MAX_SAFE_INTEGER } as const;
 
@@ -42,17 +43,6 @@ function modelLines(input: Buffer, maxLineBytes: number): { text: string; cutByt
   return out;
 }
 
-/** Deterministic PRNG (mulberry32) so a failing case can be replayed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const PIECES: readonly Buffer[] = [
   Buffer.from('a'),

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_OUTPUT_LIMITS, OutputRing, type OutputLimits, type StreamName } from '../../supervisor/output/index.js';
+import { prng } from '../helpers/random.js';
 
 const ALL = { since: -1, maxBytes: Number.MAX_SAFE_INTEGER } as const;
 
@@ -343,17 +344,6 @@ interface Storage {
 const storage = (ring: OutputRing): Storage => ring as unknown as Storage;
 
 describe('OutputRing storage (one arena per ring)', () => {
-  /** Deterministic PRNG (mulberry32). */
-  function prng(seed: number): () => number {
-    let a = seed >>> 0;
-    return () => {
-      a = (a + 0x6d2b79f5) >>> 0;
-      let t = a;
-      t = Math.imul(t ^ (t >>> 15), t | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-  }
 
   /**
    * Random lines (empty, short, long enough to be cut; `\n` or `\r\n`) in random chunks, so the
