@@ -32,6 +32,9 @@ export interface JobHooks {
 const READ_BUFFER_BYTES = 256 * 1024;
 const sharedReadBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
 
+/** How soon a cgroup that could not be removed yet (EBUSY) is tried again. */
+const RELEASE_RETRY_MS = 2;
+
 /** Output notifications to a waiting runtime are coalesced to one per this many ms per job. */
 const OUTPUT_NOTIFY_MS = 5;
 
@@ -135,6 +138,9 @@ export class SupervisedJob {
       }
       this.hooks.onExited(this);
       if (!this.cleanup) this.cleanup = this.stop('TERM', this.config.killGraceMs);
+      // The job may have emptied while its exit was deferred (a check then returns early, as the
+      // leader had not been recorded yet), and nothing else would look again.
+      else this.poke();
     });
   }
 
@@ -244,7 +250,12 @@ export class SupervisedJob {
       // Every zombie reaped: orphans of this job were reparented to us, and the reaper thread
       // reaps them within moments; its next event pokes us again.
       if (hasZombieChildren()) return;
-      if (!this.strategy.release(this.identity)) return;
+      if (!this.strategy.release(this.identity)) {
+        // rmdir says EBUSY for a moment after "populated 0" (the kernel finishes tearing down the
+        // last tasks' state): no further event will come, so look again shortly.
+        setTimeout(() => this.poke(), RELEASE_RETRY_MS).unref();
+        return;
+      }
       this.finish();
     } finally {
       this.checking = false;
