@@ -14,7 +14,7 @@ import path from 'node:path';
 import { constants as os } from 'node:os';
 import { native } from '../src/native.js';
 import { findOwnCgroupDir, removeCgroupTree } from '../src/platform/cgroup.js';
-import { childrenOf, descendantsOf, environContains, listProcesses, readProcStat, type ProcEntry } from '../src/platform/procfs.js';
+import { cgroupOf, childrenOf, descendantsOf, environContains, listProcesses, processStartTime, readProcStat, type ProcEntry } from '../src/platform/procfs.js';
 import type { Containment, ContainmentChoice } from '../src/protocol/messages.js';
 
 /** What a strategy needs to know about one job. */
@@ -26,6 +26,8 @@ export interface JobIdentity {
   cgroup: string | null;
   /** Set once the reaper has reaped the leader: from then on its pid may name another process. */
   leaderReaped?: boolean;
+  /** A pidfd on the leader while we hold one: signals through it can never reach another process. */
+  pidfd?: number;
 }
 
 export interface ContainmentStrategy {
@@ -86,12 +88,41 @@ function cgroupTreePids(dir: string): number[] {
  * remains: once the leader is reaped and the members have left (setsid), the number can be recycled
  * as a stranger's group, so after the reap the group is not signalled as such.
  */
-function signalLeaderFirst(job: JobIdentity, members: number[], signal: number): void {
+function signalLeaderFirst(job: JobIdentity, members: number[], signal: number, stillOurs: (pid: number) => boolean): void {
+  const leader = job.pidfd !== undefined && job.pidfd >= 0 && native.pidfdSendSignal(job.pidfd, signal);
   const group = !job.leaderReaped && native.signalPid(-job.pid, signal);
   for (const pid of members) {
+    if (leader && pid === job.pid) continue;
     // The group's members got it already (twice would matter to an INT handler: "again to force").
     if (group && readProcStat(pid)?.pgid === job.pid) continue;
-    native.signalPid(pid, signal);
+    signalIfStill(pid, signal, stillOurs);
+  }
+}
+
+/** A check that a pid still names the process a scan saw (same start time). */
+function sameProcess(seen: Map<number, string>): (pid: number) => boolean {
+  return (pid) => {
+    const start = processStartTime(pid);
+    return start !== null && start === seen.get(pid);
+  };
+}
+
+/**
+ * Signals `pid` only if it is still the process we found: a pidfd is opened first and the
+ * process checked after, so the signal goes to the process the check saw or, if that one has
+ * already been reaped (and its pid perhaps recycled), to no one (ESRCH on the pidfd).
+ */
+function signalIfStill(pid: number, signal: number, stillOurs: (pid: number) => boolean): boolean {
+  let fd: number;
+  try {
+    fd = native.pidfdOpen(pid);
+  } catch {
+    return false; // gone
+  }
+  try {
+    return stillOurs(pid) && native.pidfdSendSignal(fd, signal);
+  } finally {
+    native.closeFd(fd);
   }
 }
 
@@ -129,7 +160,12 @@ class CgroupStrategy implements ContainmentStrategy {
   }
 
   signalAll(job: JobIdentity, signal: number): void {
-    signalLeaderFirst(job, this.members(job), signal);
+    // A pid read from cgroup.procs is ours while it is still in the job's cgroup (or one below).
+    const own = `/heph-jobs-${process.pid}/job-${job.job}`;
+    signalLeaderFirst(job, this.members(job), signal, (pid) => {
+      const cgroup = cgroupOf(pid);
+      return cgroup !== null && (cgroup.endsWith(own) || cgroup.includes(`${own}/`));
+    });
   }
 
   killAll(job: JobIdentity): void {
@@ -182,6 +218,11 @@ class ProcessGroupStrategy implements ContainmentStrategy {
    * process with the job's marker in its environment, plus their descendants. Zombies excluded.
    */
   members(job: JobIdentity): number[] {
+    return this.scan(job).map((entry) => entry.pid);
+  }
+
+  /** The members as the scan saw them (with start times, to check a pid still names the same process). */
+  private scan(job: JobIdentity): ProcEntry[] {
     const table = listProcesses();
     // A reaped leader's pid may have been recycled: it is no root any more, and its number as a
     // session or group id counts only while no process has that pid (a live member of the old
@@ -198,30 +239,37 @@ class ProcessGroupStrategy implements ContainmentStrategy {
     for (const pid of markedStragglers(job)) roots.add(pid);
     const found = descendantsOf(roots, table);
     const byPid = new Map(table.map((entry) => [entry.pid, entry]));
-    return [...found].filter((pid) => {
+    const members: ProcEntry[] = [];
+    for (const pid of found) {
       const entry = byPid.get(pid);
-      return entry !== undefined && alive(entry) && pid !== self;
-    });
+      if (entry !== undefined && alive(entry) && pid !== self) members.push(entry);
+    }
+    return members;
   }
 
   signalAll(job: JobIdentity, signal: number): void {
-    signalLeaderFirst(job, this.members(job), signal);
+    const seen = new Map<number, string>();
+    const members = this.scan(job).map((entry) => (seen.set(entry.pid, entry.start), entry.pid));
+    signalLeaderFirst(job, members, signal, sameProcess(seen));
   }
 
   killAll(job: JobIdentity): void {
     // Freeze first so nothing forks away between the scan and the kill; repeat until a scan
     // finds no one new (a process forked just before its SIGSTOP shows up in the next scan).
+    const seen = new Map<number, string>();
+    const stillOurs = sameProcess(seen);
+    const scan = () => this.scan(job).map((entry) => (seen.set(entry.pid, entry.start), entry.pid));
     const stopped = new Set<number>();
     for (let round = 0; round < 100; round++) {
-      const fresh = this.members(job).filter((pid) => !stopped.has(pid));
+      const fresh = scan().filter((pid) => !stopped.has(pid));
       if (fresh.length === 0) break;
       for (const pid of fresh) {
-        native.signalPid(pid, SIGSTOP);
+        signalIfStill(pid, SIGSTOP, stillOurs);
         stopped.add(pid);
       }
     }
-    for (const pid of stopped) native.signalPid(pid, SIGKILL);
-    for (const pid of this.members(job)) native.signalPid(pid, SIGKILL);
+    for (const pid of stopped) signalIfStill(pid, SIGKILL, stillOurs);
+    for (const pid of scan()) signalIfStill(pid, SIGKILL, stillOurs);
   }
 
   isEmpty(job: JobIdentity): boolean {

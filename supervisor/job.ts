@@ -68,7 +68,7 @@ export class SupervisedJob {
   ) {
     this.id = params.job;
     this.ring = new OutputRing(config.output);
-    this.identity = { job: params.job, pid: reply.pid, marker: jobMarker(params.job), cgroup: reply.cgroup };
+    this.identity = { job: params.job, pid: reply.pid, marker: jobMarker(params.job), cgroup: reply.cgroup, pidfd: spawned.pidfd };
     this.pidfd = spawned.pidfd;
     this.attachOutput(spawned.stdout, 'stdout');
     if (spawned.stderr >= 0) this.attachOutput(spawned.stderr, 'stderr');
@@ -133,6 +133,7 @@ export class SupervisedJob {
     afterNextPoll(() => {
       this.exit = { code, signal: signal ? signalName(signal) : null, at };
       if (this.pidfd >= 0) {
+        this.identity.pidfd = -1;
         native.closeFd(this.pidfd);
         this.pidfd = -1;
       }

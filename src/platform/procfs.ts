@@ -11,6 +11,8 @@ export interface ProcEntry {
   sid: number;
   /** One-letter state: R, S, D, Z, T, ... */
   state: string;
+  /** Start time in clock ticks since boot: with the pid, names one process for good. */
+  start: string;
 }
 
 /** Parses /proc/PID/stat; null when the process is gone. The command name may contain spaces and
@@ -30,6 +32,7 @@ export function readProcStat(pid: number): ProcEntry | null {
     ppid: Number(fields[1]),
     pgid: Number(fields[2]),
     sid: Number(fields[3]),
+    start: fields[19] ?? '',
   };
 }
 
