@@ -15,10 +15,10 @@ import { cgroupUnavailable, modeRows, MODES } from '../helpers/modes.js';
 import { FIXTURES, startRuntime, tempDir, waitForOutput } from '../helpers/runtime.js';
 import { findOwnCgroupDir } from '../../src/platform/cgroup.js';
 
-const RACE_ITERATIONS = Number(process.env.HEPH_RACE_ITERATIONS ?? 40);
+const RACE_ITERATIONS = Number(process.env.HEPH_RACE_ITERATIONS ?? 200);
 
 describe('scenario 1: the runtime SIGKILLed at random moments while starting', () => {
-  it('never leaves a supervisor alone or any process of a job', async () => {
+  it('never leaves a supervisor alone or any process of a job', { timeout: 300_000 }, async () => {
     const seed = Number(process.env.HEPH_SEED ?? Date.now() % 100_000);
     const random = prng(seed);
     let failures = 0;
