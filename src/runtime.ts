@@ -8,12 +8,14 @@ import {
   JobLimitError,
   JobNotFoundError,
   RuntimeClosedError,
-  SpawnError,
   SupervisorLostError,
 } from './errors.js';
 import { isActive, isLive, type JobRecord } from './job-record.js';
-import { LockTable, normalizeResources, type LockBackend, type LockOwner, type NormalizedResource, type ResourceSpec } from './locks/index.js';
+import { LockTable, normalizeResources, type LockOwner, type NormalizedResource, type ResourceSpec } from './locks/index.js';
 import { cleanupLostSupervisor } from './lost-cleanup.js';
+import { compilePattern, envEntries, validateCommand } from './job-input.js';
+import { containmentLimitations } from './limitations.js';
+import { kernelLockBackend } from './kernel-lock-backend.js';
 import { describe, integerOption, MAX_COMMAND_BYTES, DRAIN_MS, normalizeOptions, type JobRuntimeOptions, type NormalizedOptions } from './options.js';
 import type { Containment, HelloReply, JobFacts, SignalName, SpawnReply, SupervisorConfig, SupervisorEvent } from './protocol/messages.js';
 import { buildReport, type JobReport, type OutputSnapshot, type WaitOutcome } from './report.js';
@@ -106,7 +108,6 @@ export class JobRuntime {
   private starting: Promise<SupervisorClient> | null = null;
   private readonly lostCleanups = new Set<Promise<void>>();
   private nextId = 0;
-  private nextLease = 1;
   private closed = false;
   /** The resource-lock table: jobs and the host's own actions (its shell tool, its publication
    * step) take resources here; every grant is also held as kernel locks by the supervisor. */
@@ -114,7 +115,7 @@ export class JobRuntime {
 
   private constructor(options: NormalizedOptions) {
     this.options = options;
-    this.locks = new LockTable({ backend: this.kernelLockBackend() });
+    this.locks = new LockTable({ backend: kernelLockBackend(() => this.ensureSupervisor()) });
   }
 
   /** Validates the options. The supervisor itself starts with the first call that needs it. */
@@ -288,33 +289,6 @@ export class JobRuntime {
 
   private releaseLease(record: JobRecord): void {
     record.lease?.release();
-  }
-
-  /** Every grant of the lock table is also taken as kernel OFD locks by the supervisor. */
-  private kernelLockBackend(): LockBackend {
-    return {
-      acquire: async (resources, owner, signal) => {
-        const supervisor = await this.ensureSupervisor();
-        const lease = this.nextLease++;
-        const onAbort = () => void supervisor.request({ type: 'unlock', lease }).catch(() => undefined);
-        signal.addEventListener('abort', onAbort, { once: true });
-        try {
-          await supervisor.request({
-            type: 'lock',
-            lease,
-            resources: resources.map(({ resource, kind, value, mode }) => ({ resource, kind, value, mode })),
-            owner: { label: owner.label, job: typeof owner.jobId === 'number' ? owner.jobId : null },
-          });
-        } finally {
-          signal.removeEventListener('abort', onAbort);
-        }
-        return {
-          release: () => {
-            if (!supervisor.isLost) void supervisor.request({ type: 'unlock', lease }).catch(() => undefined);
-          },
-        };
-      },
-    };
   }
 
   /** The job's state and the last lines of its output (or the lines after a cursor). */
@@ -682,65 +656,3 @@ export class JobRuntime {
     return buildReport(record, output, { maxJobs: this.options.maxJobs });
   }
 }
-
-/** Never claim more than was tested: what each containment mode cannot prevent. */
-function containmentLimitations(containment: Containment): string[] {
-  const common =
-    'At the end of the session (close, or the runtime dying) every process below the supervisor is killed, whichever job it came from.';
-  if (containment.mode === 'cgroup') {
-    return [
-      'A job running with enough privilege (e.g. as root) can move its processes into another cgroup; job_kill still ' +
-        "stops them through the subreaper and the job's environment marker, unless they also clear their environment.",
-      common,
-    ];
-  }
-  return [
-    "Processes are attributed to a job by its session and process group, by descent, and by the job's environment " +
-      'marker; one that leaves the session and clears its environment escapes job_kill.',
-    'Without cgroups, CPU time counts only live processes and their waited-for children.',
-    common,
-  ];
-}
-
-/** A model's regular expression: a string (its source) or a RegExp, checked to compile. */
-function compilePattern(pattern: RegExp | string): RegExp {
-  if (pattern instanceof RegExp) return new RegExp(pattern.source, pattern.flags.replace(/[gy]/g, ''));
-  if (typeof pattern !== 'string' || pattern.length === 0 || pattern.length > 1000) {
-    throw new InvalidInputError(`until must be a regular expression of 1 to 1000 characters; received ${describe(pattern)}`);
-  }
-  try {
-    return new RegExp(pattern);
-  } catch (error) {
-    throw new InvalidInputError(`until is not a valid regular expression: ${(error as Error).message}`);
-  }
-}
-
-function validateCommand(command: unknown): string {
-  if (typeof command !== 'string') {
-    throw new InvalidInputError(`command must be a string (a shell command line); received ${describe(command)}`);
-  }
-  if (command.trim().length === 0) throw new InvalidInputError('command is empty; give the shell command line to run, e.g. "npm run dev"');
-  if (command.includes('\0')) throw new InvalidInputError('command contains a NUL byte, which no shell command can contain');
-  const bytes = Buffer.byteLength(command);
-  if (bytes > MAX_COMMAND_BYTES) {
-    throw new InvalidInputError(`command is ${bytes} bytes; at most ${MAX_COMMAND_BYTES} bytes are accepted (put a long script in a file and run that)`);
-  }
-  return command;
-}
-
-function envEntries(env: NodeJS.ProcessEnv): string[] {
-  if (typeof env !== 'object' || env === null) throw new InvalidInputError(`env must be an object of strings; received ${describe(env)}`);
-  const entries: string[] = [];
-  for (const [key, value] of Object.entries(env)) {
-    if (value === undefined) continue;
-    if (typeof value !== 'string') throw new InvalidInputError(`env.${key} must be a string; received ${describe(value)}`);
-    if (key.length === 0 || key.includes('=') || key.includes('\0') || value.includes('\0')) {
-      throw new InvalidInputError(`env entry ${JSON.stringify(key)} is invalid: names must be non-empty without "=" or NUL, values without NUL`);
-    }
-    if (key === 'HEPH_JOB') continue; // ours: set per job by the supervisor
-    entries.push(`${key}=${value}`);
-  }
-  return entries;
-}
-
-export { SpawnError };

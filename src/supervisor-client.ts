@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { deserializeError, ProtocolError, SupervisorLostError } from './errors.js';
+import { deserializeError, SupervisorLostError } from './errors.js';
 import { encodeFrame, FrameReader } from './protocol/codec.js';
 import type { HelloReply, Incoming, Request, SupervisorConfig, SupervisorEvent } from './protocol/messages.js';
 
@@ -150,4 +150,3 @@ export class SupervisorClient {
   }
 }
 
-export { ProtocolError };
