@@ -15,7 +15,7 @@ import { LockTable, normalizeResources, type LockOwner, type NormalizedResource,
 import { cleanupLostSupervisor } from './lost-cleanup.js';
 import { compilePattern, envEntries, validateCommand } from './job-input.js';
 import { containmentLimitations } from './limitations.js';
-import { kernelLockBackend } from './kernel-lock-backend.js';
+import { kernelLockBackend, type KernelLockBackend } from './kernel-lock-backend.js';
 import { describe, integerOption, MAX_COMMAND_BYTES, DRAIN_MS, normalizeOptions, type JobRuntimeOptions, type NormalizedOptions } from './options.js';
 import type { Containment, HelloReply, JobFacts, SignalName, SpawnReply, SupervisorConfig, SupervisorEvent } from './protocol/messages.js';
 import { buildReport, type JobReport, type OutputSnapshot, type WaitOutcome } from './report.js';
@@ -112,10 +112,12 @@ export class JobRuntime {
   /** The resource-lock table: jobs and the host's own actions (its shell tool, its publication
    * step) take resources here; every grant is also held as kernel locks by the supervisor. */
   readonly locks: LockTable;
+  private readonly lockBackend: KernelLockBackend;
 
   private constructor(options: NormalizedOptions) {
     this.options = options;
-    this.locks = new LockTable({ backend: kernelLockBackend(() => this.ensureSupervisor()) });
+    this.lockBackend = kernelLockBackend(() => this.ensureSupervisor());
+    this.locks = new LockTable({ backend: this.lockBackend });
   }
 
   /** Validates the options. The supervisor itself starts with the first call that needs it. */
@@ -592,6 +594,25 @@ export class JobRuntime {
       });
     this.lostCleanups.add(cleanup);
     this.changed();
+    if (!this.closed) {
+      const retake: Promise<void> = this.retakeHostLeases(lost).finally(() => this.lostCleanups.delete(retake));
+      this.lostCleanups.add(retake);
+    }
+  }
+
+  /** The host's own leases were kernel locks of the dead supervisor: take them again at once. */
+  private async retakeHostLeases(lost: SupervisorClient): Promise<void> {
+    try {
+      const contended = await this.lockBackend.retake(lost);
+      if (contended.length > 0) {
+        process.emitWarning(
+          `heph-jobs: the supervisor died while the host held ${contended.join(', ')}; another runtime on this machine ` +
+            'took them in between, so they now exclude only this runtime\'s own calls until released',
+        );
+      }
+    } catch {
+      // No fresh supervisor could be started: the next call will say so.
+    }
   }
 
   /** Keeps the newest `keepFinished` finished jobs; never forgets a running one. */

@@ -128,3 +128,25 @@ describe('locks across runtimes', () => {
     }
   });
 });
+
+describe('host leases across a supervisor crash', () => {
+  it('a lease the host holds is taken again by the fresh supervisor, so another runtime stays excluded', async () => {
+    const lockDir = path.join(tempDir(), 'locks');
+    const host = await startRuntime('process-group', { lockDir });
+    const other = await startRuntime('process-group', { lockDir });
+    const lease = await host.locks.acquire({ label: 'shell: git push' }, ['worktree:main']);
+    const oldSupervisor = host.supervisorPid;
+    host.killSupervisorForTest('SIGKILL');
+    // Once the runtime has noticed, its cleanup includes taking the host's leases again.
+    await waitUntil(() => host.supervisorPid !== oldSupervisor, 'the runtime to notice its supervisor died');
+    await host.settledLostCleanups();
+    expect(host.supervisorPid).not.toBe(oldSupervisor);
+    // Still excluded: the kernel lock is held again, now by the fresh supervisor.
+    await expect(other.locks.acquire({ label: 'other runtime' }, ['worktree:main'], { timeoutMs: 300 })).rejects.toMatchObject({
+      code: 'ERR_LOCK_TIMEOUT',
+    });
+    lease.release();
+    const taken = await other.locks.acquire({ label: 'other runtime' }, ['worktree:main'], { timeoutMs: 10_000 });
+    taken.release();
+  });
+});
