@@ -18,6 +18,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { listeningPorts, uniquePorts } from '../src/platform/ports.js';
+import { withOpenFile } from '../src/platform/procfs.js';
 import type { ContainmentStrategy, JobIdentity } from './containment.js';
 
 export type { JobStats } from '../src/stats-format.js';
@@ -37,13 +38,7 @@ const buffer = Buffer.allocUnsafe(8192);
 /** The whole of a small file, or null when it cannot be read (the process is gone). Fewer system
  * calls than readFileSync (no fstat; /proc files report size 0 anyway). */
 function readSmall(file: string): string | null {
-  let fd: number;
-  try {
-    fd = fs.openSync(file, 'r');
-  } catch {
-    return null;
-  }
-  try {
+  return withOpenFile(file, (fd) => {
     let length = 0;
     for (;;) {
       const count = fs.readSync(fd, buffer, length, buffer.length - length, null);
@@ -52,11 +47,7 @@ function readSmall(file: string): string | null {
       if (length === buffer.length) return null; // not a small file: no guesswork
     }
     return buffer.toString('latin1', 0, length);
-  } catch {
-    return null;
-  } finally {
-    fs.closeSync(fd);
-  }
+  });
 }
 
 function isPowerOfTwo(value: number): boolean {

@@ -10,6 +10,7 @@
  * later moved to another (setns) is not found; nothing short of sock_diag would find it.
  */
 import fs from 'node:fs';
+import { withOpenFile } from './procfs.js';
 
 export type IpFamily = 4 | 6;
 
@@ -125,13 +126,7 @@ export function parseProcNetTcp(text: string, family: IpFamily): TcpListenEntry[
  * exist).
  */
 function readListenSection(file: string): string | null {
-  let fd: number;
-  try {
-    fd = fs.openSync(file, 'r');
-  } catch {
-    return null;
-  }
-  try {
+  return withOpenFile(file, (fd) => {
     const chunk = Buffer.allocUnsafe(64 * 1024);
     let text = '';
     let scanned = 0;
@@ -149,11 +144,7 @@ function readListenSection(file: string): string | null {
       }
       if (count <= SURELY_LAST_READ && scanned === text.length) return text;
     }
-  } catch {
-    return null;
-  } finally {
-    fs.closeSync(fd);
-  }
+  });
 }
 
 /** Socket inodes held open by `pid` (readlink of each /proc/PID/fd entry); empty when gone. */

@@ -47,6 +47,26 @@ export function processStartTime(pid: number): string | null {
   }
 }
 
+/**
+ * Opens a /proc (or cgroup) file, runs `read` on its fd and closes it: null when it cannot be
+ * opened or read, which for /proc means the process is gone.
+ */
+export function withOpenFile<T>(file: string, read: (fd: number) => T): T | null {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch {
+    return null;
+  }
+  try {
+    return read(fd);
+  } catch {
+    return null;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 export function listProcesses(): ProcEntry[] {
   const entries: ProcEntry[] = [];
   for (const name of fs.readdirSync('/proc')) {
