@@ -95,6 +95,8 @@ export interface Capabilities {
 export const DEFAULT_TAIL_LINES = 50;
 /** Bound on the output one read returns (the peer system's default). */
 export const DEFAULT_MAX_BYTES = 64 * 1024;
+/** The read a report of a job's own call shows: the default tail. */
+const TAIL_READ = { tail: DEFAULT_TAIL_LINES, since: undefined, maxBytes: DEFAULT_MAX_BYTES };
 const SIGNAL_NAMES: SignalName[] = ['INT', 'TERM', 'KILL'];
 
 export class JobRuntime {
@@ -104,6 +106,8 @@ export class JobRuntime {
   private readonly listeners = new Set<(event: JobEvent) => void>();
   /** Per job: how many output notifications arrived (waiters compare before and after). */
   private readonly outputSeen = new Map<number, number>();
+  /** Jobs with calls in flight on them, which eviction must leave alone for now. */
+  private readonly pins = new Map<JobRecord, number>();
   private supervisor: SupervisorClient | null = null;
   private starting: Promise<SupervisorClient> | null = null;
   private readonly lostCleanups = new Set<Promise<void>>();
@@ -205,15 +209,15 @@ export class JobRuntime {
       this.failRecord(record, error);
       return this.report(record, null);
     }
-    if (waitMs === undefined && until === undefined) {
-      // No settle window: the caller wants the job number now; its output is one status away.
-      if (this.options.settleMs === 0) return this.report(record, null);
-      await this.settle(record);
-      return this.status(id);
-    }
-    // A dev server's ready line may already be out: the wait matches from the first line on.
-    const waited = await this.waitOn(record, waitMs ?? this.options.settleMs, until, -1);
-    return this.readReport(record, { tail: DEFAULT_TAIL_LINES, since: undefined, maxBytes: DEFAULT_MAX_BYTES }, waited);
+    // No settle window: the caller wants the job number now; its output is one status away.
+    if (waitMs === undefined && until === undefined && this.options.settleMs === 0) return this.report(record, null);
+    return this.pinned(record, async () => {
+      let waited: WaitOutcome | undefined;
+      if (waitMs === undefined && until === undefined) await this.settle(record);
+      // A dev server's ready line may already be out: the wait matches from the first line on.
+      else waited = await this.waitOn(record, waitMs ?? this.options.settleMs, until, -1);
+      return this.readReport(record, TAIL_READ, waited);
+    });
   }
 
   /** Stops the job and starts its command again with the same options, as a new job. */
@@ -246,8 +250,10 @@ export class JobRuntime {
     if (!isLive(record) || !supervisor || supervisor.pid !== record.supervisorPid) {
       throw new InvalidInputError(`job ${id} is not running (${record.state}); nothing reads its stdin any more`);
     }
-    await supervisor.request({ type: 'write', job: id, data: Buffer.from(text), close: options.close === true });
-    return this.status(id);
+    return this.pinned(record, async () => {
+      await supervisor.request({ type: 'write', job: id, data: Buffer.from(text), close: options.close === true });
+      return this.readReport(record, TAIL_READ, undefined);
+    });
   }
 
   private armTimeout(record: JobRecord): void {
@@ -301,8 +307,10 @@ export class JobRuntime {
     const maxBytes = integerOption('maxBytes', options.maxBytes, DEFAULT_MAX_BYTES, 1, 16 * 1024 * 1024);
     const waitMs = options.waitMs === undefined ? undefined : integerOption('waitMs', options.waitMs, 0, 0, MAX_WAIT_MS);
     const until = options.until === undefined ? undefined : compilePattern(options.until);
-    const waited = waitMs === undefined ? undefined : await this.waitOn(record, waitMs, until, since);
-    return this.readReport(record, { tail, since, maxBytes }, waited);
+    return this.pinned(record, async () => {
+      const waited = waitMs === undefined ? undefined : await this.waitOn(record, waitMs, until, since);
+      return this.readReport(record, { tail, since, maxBytes }, waited);
+    });
   }
 
   private async readReport(
@@ -380,6 +388,11 @@ export class JobRuntime {
   /** Stops the job and everything it started; resolves with its final report once all is gone. */
   async kill(id: number, options: KillOptions = {}): Promise<JobReport> {
     const record = this.find(id);
+    return this.pinned(record, () => this.killRecord(record, options));
+  }
+
+  private async killRecord(record: JobRecord, options: KillOptions): Promise<JobReport> {
+    const id = record.id;
     const signal = options.signal ?? 'TERM';
     if (!SIGNAL_NAMES.includes(signal)) {
       throw new InvalidInputError(`signal must be one of ${SIGNAL_NAMES.join(', ')}; received ${describe(signal)}`);
@@ -404,7 +417,26 @@ export class JobRuntime {
         }
       }
     }
-    return this.status(id);
+    return this.readReport(record, TAIL_READ, undefined);
+  }
+
+  /**
+   * Runs `call` with the job kept in the registry: a job that finishes during a call on it (a
+   * kill's own job, typically) must not be forgotten before the call has built its report.
+   */
+  private async pinned<T>(record: JobRecord, call: () => Promise<T>): Promise<T> {
+    this.pins.set(record, (this.pins.get(record) ?? 0) + 1);
+    try {
+      return await call();
+    } finally {
+      const left = (this.pins.get(record) ?? 1) - 1;
+      if (left > 0) this.pins.set(record, left);
+      else {
+        this.pins.delete(record);
+        // What eviction had to leave alone meanwhile is due now.
+        this.evictFinished();
+      }
+    }
   }
 
   /** `/job-kill ID`: the user's cancellation. The same stop as kill, never gated (see tools). */
@@ -617,7 +649,7 @@ export class JobRuntime {
 
   /** Keeps the newest `keepFinished` finished jobs; never forgets a running one. */
   private evictFinished(): void {
-    const finished = [...this.records.values()].filter((record) => !isActive(record) && record.cleanedUp);
+    const finished = [...this.records.values()].filter((record) => !isActive(record) && record.cleanedUp && !this.pins.has(record));
     const excess = finished.length - this.options.keepFinished;
     for (const record of finished.slice(0, Math.max(0, excess))) {
       this.records.delete(record.id);

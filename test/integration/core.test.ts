@@ -36,6 +36,18 @@ describe.each(modeRows())('supervisor core (%s)', (mode, skip) => {
     expect(events.filter((event) => event === `exited:${started.id}`)).toHaveLength(1);
   });
 
+  it.skipIf(skip)('returns the final report of a kill even when the job is forgotten as it finishes', async () => {
+    // keepFinished 0: a finished job is forgotten at once, unless a call on it is still in flight.
+    const runtime = await startRuntime(mode, { keepFinished: 0 });
+    const job = await runtime.background({ command: 'echo up; exec sleep 1000' });
+    await waitForOutput(runtime, job.id, 'up');
+    const killed = await runtime.kill(job.id);
+    expect(killed.state).toBe('killed');
+    expect(killed.output?.lines.map((line) => line.text)).toEqual(['up']);
+    // Once nothing is in flight on it, it is forgotten as the option says.
+    expect(runtime.list().map((entry) => entry.id)).not.toContain(job.id);
+  });
+
   it.skipIf(skip)('reaps 100 orphans a job leaves behind and removes its cgroup', async () => {
     const runtime = await startRuntime(mode);
     const oracle = new EofOracle();
