@@ -152,6 +152,19 @@ function cpuSecondsOf(pid: number): number | null {
  * Usage of one job. `members` may be passed when the caller has just listed them (the /proc scan
  * of the process-group mode is the expensive part of this); otherwise they are asked for once.
  */
+/** The sum of a per-process reading over the members that could be read; null when none could. */
+function sumOver(pids: readonly number[], reading: (pid: number) => number | null): number | null {
+  let sum = 0;
+  let read = 0;
+  for (const pid of pids) {
+    const value = reading(pid);
+    if (value === null) continue;
+    sum += value;
+    read++;
+  }
+  return read > 0 ? sum : null;
+}
+
 export function jobStats(
   strategy: Pick<ContainmentStrategy, 'members'>,
   identity: JobIdentity,
@@ -159,31 +172,9 @@ export function jobStats(
 ): JobStats {
   const cgroup = identity.cgroup;
 
-  let memoryBytes = cgroup === null ? null : readCgroupNumber(path.join(cgroup, 'memory.current'));
-  if (memoryBytes === null) {
-    let sum = 0;
-    let read = 0;
-    for (const pid of members) {
-      const bytes = residentBytes(pid);
-      if (bytes === null) continue;
-      sum += bytes;
-      read++;
-    }
-    memoryBytes = read > 0 ? sum : null;
-  }
-
-  let cpuSeconds = cgroup === null ? null : readCgroupCpu(cgroup);
-  if (cpuSeconds === null) {
-    let sum = 0;
-    let read = 0;
-    for (const pid of members) {
-      const seconds = cpuSecondsOf(pid);
-      if (seconds === null) continue;
-      sum += seconds;
-      read++;
-    }
-    cpuSeconds = read > 0 ? sum : null;
-  }
+  const memoryBytes =
+    (cgroup === null ? null : readCgroupNumber(path.join(cgroup, 'memory.current'))) ?? sumOver(members, residentBytes);
+  const cpuSeconds = (cgroup === null ? null : readCgroupCpu(cgroup)) ?? sumOver(members, cpuSecondsOf);
 
   return { procs: members.length, memoryBytes, cpuSeconds, ports: uniquePorts(listeningPorts(members)) };
 }
