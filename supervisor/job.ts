@@ -8,7 +8,7 @@ import { constants as os } from 'node:os';
 import { native } from '../src/native.js';
 import { InvalidInputError, SpawnError } from '../src/errors.js';
 import type { JobFacts, KillParams, SignalName, SpawnParams, SpawnReply, SupervisorConfig } from '../src/protocol/messages.js';
-import type { ContainmentStrategy, JobIdentity } from './containment.js';
+import type { ContainmentStrategy, JobIdentity } from './containment/index.js';
 import { OutputRing, type ReadOptions, type OutputRead } from './output/index.js';
 import { hasZombieChildren } from './zombies.js';
 import { jobStats } from './stats.js';

@@ -8,7 +8,7 @@ import { native } from '../src/native.js';
 import { InvalidInputError, JobNotFoundError, ProtocolError } from '../src/errors.js';
 import type { HelloReply, Request, SupervisorConfig } from '../src/protocol/messages.js';
 import { SupervisedJob } from './job.js';
-import { chooseContainment, type ContainmentStrategy } from './containment.js';
+import { chooseContainment, type ContainmentStrategy } from './containment/index.js';
 import { CHANNEL_FD, SupervisorChannel } from './channel.js';
 import fs from 'node:fs';
 import { constants as os } from 'node:os';

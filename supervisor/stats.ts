@@ -19,7 +19,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { listeningPorts, uniquePorts } from '../src/platform/ports.js';
 import { withOpenFile } from '../src/platform/procfs.js';
-import type { ContainmentStrategy, JobIdentity } from './containment.js';
+import type { ContainmentStrategy, JobIdentity } from './containment/index.js';
 
 export type { JobStats } from '../src/stats-format.js';
 export { formatBytes, formatStats } from '../src/stats-format.js';

@@ -17,7 +17,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { findOwnCgroupDir } from '../../src/platform/cgroup.js';
 import { listeningPorts, parseProcNetTcp, socketInodes } from '../../src/platform/ports.js';
 import { descendantsOf, listProcesses, readProcStat } from '../../src/platform/procfs.js';
-import type { JobIdentity } from '../../supervisor/containment.js';
+import type { JobIdentity } from '../../supervisor/containment/index.js';
 import { formatBytes, formatStats, jobStats, pageSize } from '../../supervisor/stats.js';
 import { waitUntil } from '../helpers/kernel.js';
 
