@@ -10,8 +10,8 @@
  * job_status {"id": 0} reads more; job_kill {"id": 0} stops it.
  * ```
  */
-import type { JobRecord, JobState } from './job-record.js';
-import type { OutputLine, OutputSnapshot } from './protocol/messages.js';
+import type { JobRecord, JobState } from './runtime/job-record.js';
+import type { OutputLine, OutputRead as OutputSnapshot } from './protocol/messages.js';
 import { formatStats, type JobStats } from './stats-format.js';
 
 export type { OutputSnapshot };

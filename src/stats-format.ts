@@ -1,16 +1,8 @@
 /** How a running job's resources read in a report header: ` · 3 procs · 112 MB · cpu 4.1s · listening :5173`. */
-import { formatPorts } from './platform/ports.js';
+import type { JobStats } from './protocol/stats.js';
 
-export interface JobStats {
-  /** Live processes of the job. */
-  procs: number;
-  /** Bytes in memory; null when nothing could be read. */
-  memoryBytes: number | null;
-  /** CPU time (user + system) in seconds; null when nothing could be read. */
-  cpuSeconds: number | null;
-  /** TCP ports the job's processes listen on, ascending, each once (whatever the family). */
-  ports: number[];
-}
+export type { JobStats };
+
 
 /**
  * `820 KB`, `12 MB`, `1.2 GB`: binary units (1 KB = 1024 bytes, as ps and top count), one decimal
@@ -42,4 +34,12 @@ export function formatStats(stats: JobStats): string {
   if (stats.cpuSeconds !== null) parts.push(`cpu ${stats.cpuSeconds.toFixed(1)}s`);
   if (stats.ports.length > 0) parts.push(`listening ${formatPorts(stats.ports)}`);
   return parts.map((part) => ` · ${part}`).join('');
+}
+
+/** `:5173, :24678` — each port once, whatever its families and addresses; at most `max` shown. */
+export function formatPorts(ports: Iterable<number | { port: number }>, max = 8): string {
+  const numbers = [...new Set([...ports].map((entry) => (typeof entry === 'number' ? entry : entry.port)))].sort((a, b) => a - b);
+  const shown = numbers.slice(0, max).map((port) => `:${port}`);
+  if (numbers.length > max) shown.push(`+${numbers.length - max} more`);
+  return shown.join(', ');
 }

@@ -5,7 +5,7 @@
  * carries exactly the report the text was made from (not a second read that may already differ).
  */
 import { buildListReport, type JobListReport, type JobReport } from '../report.js';
-import type { JobRuntime } from '../runtime.js';
+import type { JobRuntime } from '../runtime/job-runtime.js';
 
 export type Captured = { kind: 'job'; report: JobReport } | { kind: 'list'; reports: JobReport[] };
 

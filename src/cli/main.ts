@@ -5,7 +5,7 @@
  * the process is killed outright, the supervisor sees its channel close and stops them itself.
  */
 import fs from 'node:fs';
-import { JobRuntime } from '../runtime.js';
+import { JobRuntime } from '../runtime/job-runtime.js';
 import { createTools } from '../tools/index.js';
 import { USAGE, packageVersion, parseCliArgs, type CliOptions } from './args.js';
 import { serveMcp } from './mcp.js';

@@ -12,7 +12,7 @@
 import readline from 'node:readline';
 import type { ApprovalAnswer, ApprovalRequest } from '../tools/index.js';
 import { createTools } from '../tools/index.js';
-import type { JobRuntime } from '../runtime.js';
+import type { JobRuntime } from '../runtime/job-runtime.js';
 import { classify, recordingRuntime } from './answer.js';
 import { BUILTINS, commandTable, complete, firstSentence, parseToolInput, shortWord, splitCommand, usageOf, type ToolLike } from './commands.js';
 import { stoppedText, type Session } from './session.js';

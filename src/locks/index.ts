@@ -47,4 +47,4 @@ export {
   LockError,
   LockSyncUnavailableError,
   LockTimeoutError,
-} from './errors.js';
+} from '../protocol/errors.js';

@@ -16,13 +16,13 @@
  * A release re-checks only the waiters that conflicted with what was released.
  */
 
-import { InvalidInputError } from '../errors.js';
+import { InvalidInputError } from '../protocol/errors.js';
 import {
   LockBusyError,
   LockCancelledError,
   LockSyncUnavailableError,
   LockTimeoutError,
-} from './errors.js';
+} from '../protocol/errors.js';
 import {
   PATH_KIND,
   formatResource,

@@ -8,7 +8,10 @@
  */
 
 import { posix } from 'node:path';
-import { BadResourceError } from './errors.js';
+import { BadResourceError } from '../protocol/errors.js';
+import { pathAncestors } from '../protocol/resource-path.js';
+
+export { pathAncestors };
 
 /** Exclusive (the default) excludes every overlapping hold; shared excludes only exclusive ones. */
 export type LockMode = 'exclusive' | 'shared';
@@ -207,17 +210,3 @@ export function formatResource(res: NormalizedResource): string {
   return res.mode === 'shared' ? `${res.resource} (shared)` : res.resource;
 }
 
-/**
- * The strict ancestors of a normalised absolute path, nearest first: `/a/b/c` → `/a/b`, `/a`, `/`.
- * Used by the lock table's index and by the supervisor's kernel locks (which lock ancestors too).
- */
-export function pathAncestors(value: string): string[] {
-  const out: string[] = [];
-  let end = value.lastIndexOf('/');
-  while (end > 0) {
-    out.push(value.slice(0, end));
-    end = value.lastIndexOf('/', end - 1);
-  }
-  if (value !== '/') out.push('/');
-  return out;
-}

@@ -7,7 +7,7 @@
  * other must be passed in `vars`. A name with no rules expands to no resources.
  */
 
-import { BadLockRuleError, BadResourceError } from './errors.js';
+import { BadLockRuleError, BadResourceError } from '../protocol/errors.js';
 import {
   normalizeResource,
   normalizeResources,

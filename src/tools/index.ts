@@ -12,7 +12,7 @@
  *   (`/job-kill ID`); otherwise they hold their own rules for the duration of the call.
  * - `run` never throws for a model's mistake: every refusal or error is a sentence it can act on.
  */
-import { JobLimitError, JobNotFoundError } from '../errors.js';
+import { JobLimitError, JobNotFoundError } from '../protocol/errors.js';
 import {
   expandRules,
   normalizeResources,
@@ -22,9 +22,9 @@ import {
   type LockRules,
   type NormalizedResource,
 } from '../locks/index.js';
-import { MAX_COMMAND_BYTES } from '../options.js';
+import { MAX_COMMAND_BYTES } from '../runtime/options.js';
 import { buildListReport, type JobReport } from '../report.js';
-import type { BackgroundInput, JobRuntime } from '../runtime.js';
+import type { BackgroundInput, JobRuntime } from '../runtime/job-runtime.js';
 import * as say from './messages.js';
 import {
   backgroundSchema,

@@ -3,7 +3,7 @@
  * error from the runtime. Tool errors are answers: each says what was wrong, what is accepted and
  * what to do next, in words a model can act on. The wording lives here and nowhere else.
  */
-import { HephError } from '../errors.js';
+import { HephError } from '../protocol/errors.js';
 import { formatResource, type ResourceConflict } from '../locks/index.js';
 import { describeAccepted, type JsonSchema } from './validate.js';
 
@@ -85,7 +85,7 @@ export function errorText(tool: string, error: unknown): string {
       case 'ERR_JOB_NOT_FOUND':
         return jobNotFound(tool, error.details.id, error.details.known);
       case 'ERR_JOB_LIMIT':
-        return `${tool} is refused: ${message} ${nothing}`;
+        return `${tool} is refused: ${message} Stop one with job_kill, or wait for one to end, then try again. ${nothing}`;
       case 'ERR_SPAWN':
         return `${tool}: the job could not start: ${message} Fix the command or its working directory, then try again.`;
       case 'ERR_BAD_RESOURCE':

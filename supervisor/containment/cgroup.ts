@@ -6,9 +6,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { constants as os } from 'node:os';
-import { native } from '../../src/native.js';
-import { removeCgroupTree } from '../../src/platform/cgroup.js';
-import { cgroupOf } from '../../src/platform/procfs.js';
+import { native } from '../native.js';
+import { removeCgroupTree } from '../platform/cgroup.js';
+import { cgroupOf } from '../platform/procfs.js';
 import type { Containment } from '../../src/protocol/messages.js';
 import { signalLeaderFirst } from './signal.js';
 import { markedStragglers } from './stragglers.js';

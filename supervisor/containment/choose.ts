@@ -1,8 +1,8 @@
 /** Which containment strategy a supervisor uses (SPEC 7), decided once at hello. */
 import fs from 'node:fs';
 import path from 'node:path';
-import { native } from '../../src/native.js';
-import { findOwnCgroupDir } from '../../src/platform/cgroup.js';
+import { native } from '../native.js';
+import { findOwnCgroupDir } from '../platform/cgroup.js';
 import type { ContainmentChoice } from '../../src/protocol/messages.js';
 import { CgroupStrategy } from './cgroup.js';
 import { ProcessGroupStrategy } from './process-group.js';

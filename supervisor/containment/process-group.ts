@@ -6,7 +6,7 @@
  * left.
  */
 import { constants as os } from 'node:os';
-import { descendantsOf, listProcesses, type ProcEntry } from '../../src/platform/procfs.js';
+import { descendantsOf, listProcesses, type ProcEntry } from '../platform/procfs.js';
 import type { Containment } from '../../src/protocol/messages.js';
 import { sameProcess, signalIfStill, signalLeaderFirst } from './signal.js';
 import { alive, markedStragglers } from './stragglers.js';

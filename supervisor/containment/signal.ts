@@ -3,8 +3,8 @@
  * process is reaped the kernel may give it to a stranger, so every signal here goes through a
  * pidfd opened before the check that the pid is still ours.
  */
-import { native } from '../../src/native.js';
-import { processStartTime, readProcStat } from '../../src/platform/procfs.js';
+import { native } from '../native.js';
+import { processStartTime, readProcStat } from '../platform/procfs.js';
 import type { JobIdentity } from './strategy.js';
 
 /**

@@ -2,7 +2,7 @@
  * Job processes that left their job's session or cgroup (setsid after a double fork, a write to
  * another cgroup.procs): both strategies find them by the job's marker in their environment.
  */
-import { childrenOf, environContains, readProcStat, type ProcEntry } from '../../src/platform/procfs.js';
+import { childrenOf, environContains, readProcStat, type ProcEntry } from '../platform/procfs.js';
 import type { JobIdentity } from './strategy.js';
 
 /** Processes that are not zombies (a zombie has exited; only its parent's wait remains). */

@@ -19,7 +19,7 @@ import {
   type ToolRuntime,
 } from '../../src/index.js';
 import { LockTable, LockTimeoutError, normalizeResources, type NormalizedResource } from '../../src/locks/index.js';
-import { normalizeOptions } from '../../src/options.js';
+import { normalizeOptions } from '../../src/runtime/options.js';
 import { describeAccepted, validate } from '../../src/tools/validate.js';
 
 interface FakeJob {

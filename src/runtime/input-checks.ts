@@ -2,7 +2,7 @@
  * Validation of what a caller gives background(): the command, its environment, a wait pattern.
  * Each failure says what was wrong and what is accepted.
  */
-import { InvalidInputError } from './errors.js';
+import { InvalidInputError } from '../protocol/errors.js';
 import { describe, MAX_COMMAND_BYTES } from './options.js';
 
 /** A model's regular expression: a string (its source) or a RegExp, checked to compile. */

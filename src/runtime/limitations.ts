@@ -1,5 +1,5 @@
 /** What each containment mode cannot prevent, in plain words (capabilities().limitations). */
-import type { Containment } from './protocol/messages.js';
+import type { Containment } from '../protocol/messages.js';
 
 /** Never claim more than was tested: what each containment mode cannot prevent. */
 export function containmentLimitations(containment: Containment): string[] {
