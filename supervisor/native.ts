@@ -71,10 +71,12 @@ export interface NativeAddon {
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
-/** Build folders in the order we try them: cmake-js, node-gyp, node-gyp debug. */
+/** Build folders in the order we try them: Release (cmake-js, node-gyp), then Debug. */
 function candidatePaths(): string[] {
-  // This file runs from src/ (tests) or dist/src/ (built): look upwards for the package root.
-  const roots = [path.resolve(here, '..'), path.resolve(here, '..', '..')];
+  // This file runs from supervisor/ (tests, through vitest) or from dist/supervisor/ (built): the
+  // package root is one level up, or two.
+  const fromDist = path.basename(path.dirname(here)) === 'dist';
+  const roots = fromDist ? [path.resolve(here, '..', '..')] : [path.resolve(here, '..')];
   const builds = ['build/Release/heph_jobs.node', 'build/Debug/heph_jobs.node'];
   return roots.flatMap((root) => builds.map((build) => path.join(root, build)));
 }

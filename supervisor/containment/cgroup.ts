@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { constants as os } from 'node:os';
 import { native } from '../native.js';
+import { jobCgroupName, subtreeName } from '../names.js';
 import { removeCgroupTree } from '../platform/cgroup.js';
 import { cgroupOf } from '../platform/procfs.js';
 import type { Containment } from '../../src/protocol/messages.js';
@@ -47,7 +48,7 @@ export class CgroupStrategy implements ContainmentStrategy {
   }
 
   prepare(job: number): string {
-    const dir = path.join(this.root, `job-${job}`);
+    const dir = path.join(this.root, jobCgroupName(job));
     native.cgroupCreate(dir);
     return dir;
   }
@@ -58,7 +59,7 @@ export class CgroupStrategy implements ContainmentStrategy {
 
   signalAll(job: JobIdentity, signal: number): void {
     // A pid read from cgroup.procs is ours while it is still in the job's cgroup (or one below).
-    const own = `/heph-jobs-${process.pid}/job-${job.job}`;
+    const own = `/${subtreeName(process.pid)}/${jobCgroupName(job.job)}`;
     signalLeaderFirst(job, this.members(job), signal, (pid) => {
       const cgroup = cgroupOf(pid);
       return cgroup !== null && (cgroup.endsWith(own) || cgroup.includes(`${own}/`));

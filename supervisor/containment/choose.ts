@@ -4,6 +4,7 @@ import path from 'node:path';
 import { native } from '../native.js';
 import { findOwnCgroupDir } from '../platform/cgroup.js';
 import type { ContainmentChoice } from '../../src/protocol/messages.js';
+import { subtreeName } from '../names.js';
 import { CgroupStrategy } from './cgroup.js';
 import { ProcessGroupStrategy } from './process-group.js';
 import type { ContainmentStrategy } from './strategy.js';
@@ -24,7 +25,7 @@ export function chooseContainment(choice: ContainmentChoice, cgroupParent: strin
   } else {
     reason = `cgroup v2 tree at ${parent} (configured)`;
   }
-  const root = path.join(parent, `heph-jobs-${process.pid}`);
+  const root = path.join(parent, subtreeName(process.pid));
   try {
     native.cgroupCreate(root);
     if (!fs.existsSync(path.join(root, 'cgroup.kill'))) {
