@@ -1,7 +1,7 @@
 /**
  * Errors of the resource-lock table. All are HephErrors with a stable `code` and plain-data
  * `details` (they cross the supervisor channel through serializeError). The wording that a person
- * or a model reads is built here and nowhere else.
+ * or a model reads is built in src/wording.ts and passed in as `message`.
  */
 
 import { HephError, type HephErrorOptions } from '../errors.js';
@@ -49,12 +49,7 @@ export class LockBusyError extends LockError {
 
 /** `tryAcquire` was called on a table whose backend can only grant asynchronously. */
 export class LockSyncUnavailableError extends LockError {
-  constructor() {
-    super(
-      'ERR_LOCK_SYNC_UNAVAILABLE',
-      'tryAcquire() cannot take locks synchronously on a table with a backend (the kernel locks ' +
-        'are taken asynchronously); use `await table.acquire(owner, resources, { wait: false })`, ' +
-        'which fails at once with ERR_LOCK_BUSY instead of waiting',
-    );
+  constructor(message: string, options: HephErrorOptions = {}) {
+    super('ERR_LOCK_SYNC_UNAVAILABLE', message, options);
   }
 }
