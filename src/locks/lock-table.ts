@@ -111,26 +111,14 @@ export class LockTable {
 
   /** Who holds what and who waits for what, in order; plain data (copies). */
   snapshot(): LockTableSnapshot {
-    const holders: LockHolderInfo[] = [];
-    for (const req of this.#queue.holders) {
-      holders.push({
-        id: req.id,
-        owner: { ...req.owner },
-        resources: req.resources.map((r) => ({ ...r })),
-        since: req.since,
-        pending: req.state === 'granting',
-      });
-    }
-    const waiters: LockWaiterInfo[] = [];
-    for (const req of this.#queue.waiters) {
-      waiters.push({
-        id: req.id,
-        owner: { ...req.owner },
-        resources: req.resources.map((r) => ({ ...r })),
-        since: req.since,
-        blockedBy: this.#queue.blockers(req),
-      });
-    }
+    const holders: LockHolderInfo[] = [...this.#queue.holders].map((req) => ({
+      ...plainRequest(req),
+      pending: req.state === 'granting',
+    }));
+    const waiters: LockWaiterInfo[] = [...this.#queue.waiters].map((req) => ({
+      ...plainRequest(req),
+      blockedBy: this.#queue.blockers(req),
+    }));
     return { holders, waiters };
   }
 
@@ -231,4 +219,9 @@ export class LockTable {
     req.backendAbort = undefined;
     this.#end(req, error, this.#queue.dropHolder(req));
   }
+}
+
+/** What holders and waiters share in a snapshot, copied so the caller cannot reach the table's state. */
+function plainRequest(req: Request): Omit<LockHolderInfo, 'pending'> {
+  return { id: req.id, owner: { ...req.owner }, resources: req.resources.map((r) => ({ ...r })), since: req.since };
 }
