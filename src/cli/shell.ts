@@ -10,13 +10,13 @@
  * order with no prompt; nobody can be asked there, so level-2 commands are refused unless `--yes`.
  */
 import readline from 'node:readline';
-import type { ApprovalAnswer, ApprovalRequest } from '../tools/index.js';
+import type { ApprovalAnswer, ApprovalRequest, ToolResult } from '../tools/index.js';
 import { createTools } from '../tools/index.js';
 import type { JobRuntime } from '../runtime.js';
-import { classify, recordingRuntime } from './answer.js';
 import { BUILTINS, commandTable } from './command-table.js';
 import { complete } from './completion.js';
 import { helpText } from './help.js';
+import { answerObject, endObject, errorObject, helpObject } from './json-output.js';
 import { parseToolInput } from './parse-input.js';
 import { splitCommand } from './tokenize.js';
 import { stoppedText, type Session } from './session.js';
@@ -47,7 +47,6 @@ export async function runShell(options: ShellOptions): Promise<number> {
   const interactive = input.isTTY === true;
   // Prompts and questions go where a person sees them, even if the reports are piped elsewhere.
   const promptOutput = output.isTTY ? output : errors;
-  const recorder = recordingRuntime(runtime);
 
   let rl: readline.Interface;
   let closed = false;
@@ -106,7 +105,7 @@ export async function runShell(options: ShellOptions): Promise<number> {
     });
   }
 
-  const tools = createTools(recorder.runtime, { approve });
+  const tools = createTools(runtime, { approve });
   const table = commandTable(tools.all);
 
   function jobIds(): number[] {
@@ -171,7 +170,7 @@ export async function runShell(options: ShellOptions): Promise<number> {
 
   function usageError(line: string, problem: string): void {
     usageErrors++;
-    if (json) emit({ type: 'error', line, error: problem });
+    if (json) emit(errorObject(line, problem));
     else errors.write(`${problem}\n`);
   }
 
@@ -193,7 +192,7 @@ export async function runShell(options: ShellOptions): Promise<number> {
     if (word === 'help' || word === '?') {
       const text = helpText(rest.trim(), table);
       if (text === null) usageError(line, `help: there is no command ${JSON.stringify(rest.trim())}; help lists them`);
-      else if (json) emit({ type: 'help', text });
+      else if (json) emit(helpObject(text));
       else write(text);
       return undefined;
     }
@@ -204,9 +203,7 @@ export async function runShell(options: ShellOptions): Promise<number> {
     }
     if (word === '/job-kill') {
       const id = rest.trim();
-      recorder.take();
-      const text = await tools.userKill(id);
-      answer(word, '/job-kill', { id }, text);
+      answer(word, '/job-kill', { id }, await tools.userKillCall(id));
       return undefined;
     }
     const tool = table.get(word);
@@ -219,28 +216,13 @@ export async function runShell(options: ShellOptions): Promise<number> {
       usageError(line, parsed.problem);
       return undefined;
     }
-    recorder.take();
-    const text = await tool.run(parsed.input);
-    answer(word, tool.name, parsed.input, text);
+    answer(word, tool.name, parsed.input, await tool.call(parsed.input));
     return undefined;
   }
 
-  function answer(word: string, tool: string, input: unknown, text: string): void {
-    if (!json) {
-      write(text);
-      return;
-    }
-    const result = classify(tool, text, recorder.take(), runtime.settings.maxJobs);
-    emit({
-      type: 'answer',
-      command: word,
-      tool,
-      input,
-      refused: result.refused,
-      text,
-      ...(result.job ? { job: result.job } : {}),
-      ...(result.list ? { list: result.list } : {}),
-    });
+  function answer(word: string, tool: string, input: unknown, result: ToolResult): void {
+    if (json) emit(answerObject(word, tool, input, result));
+    else write(result.text);
   }
 
   // --- the loop ---------------------------------------------------------------------------------
@@ -272,7 +254,7 @@ export async function runShell(options: ShellOptions): Promise<number> {
   // Ctrl-D leaves the cursor after the prompt.
   if (interactive && !quit) promptOutput.write('\n');
   const end = await session.end();
-  if (json) emit({ type: 'end', stopped: end.stopped, jobs: end.jobs });
+  if (json) emit(endObject(end));
   else write(`session ended: ${stoppedText(end.stopped)}`);
   rl.close();
   return interactive || usageErrors === 0 ? 0 : 1;
