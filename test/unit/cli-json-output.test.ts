@@ -5,28 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { answerObject, endObject } from '../../src/cli/json-output.js';
-import { buildListReport, type JobReport } from '../../src/index.js';
-
-function report(fields: Partial<JobReport>): JobReport {
-  return {
-    id: 0,
-    state: 'running',
-    exitCode: null,
-    signal: null,
-    command: 'npm run dev',
-    pid: 100,
-    startedAt: 0,
-    endedAt: null,
-    elapsedMs: 62_000,
-    cleanedUp: false,
-    reason: null,
-    output: null,
-    stats: null,
-    header: 'job 0 running 1:02 npm run dev',
-    text: 'job 0 running 1:02 npm run dev\n...',
-    ...fields,
-  } as JobReport;
-}
+import { buildListReport } from '../../src/index.js';
+import { report } from '../helpers/job-report.js';
 
 describe('answers as structured reports', () => {
   it('carries the report a text was made from, the list, or a refusal', () => {

@@ -1,28 +1,7 @@
 /** The watch table: columns, stats in whatever shape the runtime gives, and job output made safe for a terminal. */
 import { describe, expect, it } from 'vitest';
 import { cleanLine, formatBytes, formatCpu, readStats, renderWatch, rowOf, type WatchRow } from '../../src/cli/watch.js';
-import type { JobReport } from '../../src/index.js';
-
-function report(fields: Partial<JobReport>): JobReport {
-  return {
-    id: 0,
-    state: 'running',
-    exitCode: null,
-    signal: null,
-    command: 'npm run dev',
-    pid: 100,
-    startedAt: 0,
-    endedAt: null,
-    elapsedMs: 62_000,
-    cleanedUp: false,
-    reason: null,
-    output: null,
-    stats: null,
-    header: 'job 0 running 1:02 npm run dev',
-    text: 'job 0 running 1:02 npm run dev\n...',
-    ...fields,
-  } as JobReport;
-}
+import { report } from '../helpers/job-report.js';
 
 describe('watch rows', () => {
   it('reads the stats the runtime reports, and shows - where there are none', () => {
