@@ -1,6 +1,7 @@
 /** The watch table: columns, stats in whatever shape the runtime gives, and job output made safe for a terminal. */
 import { describe, expect, it } from 'vitest';
 import { cleanLine, formatBytes, formatCpu, readStats, renderWatch, rowOf, type WatchRow } from '../../src/cli/watch.js';
+import type { JobReport } from '../../src/index.js';
 import { report } from '../helpers/job-report.js';
 
 describe('watch rows', () => {
