@@ -113,7 +113,10 @@ function sayEnd(options: CliOptions, end: SessionEnd, bySignal: boolean): void {
   }
 }
 
-/** A refusal shown under the watch table (or on stderr) is one line, as the table's footer lines are; the result's isError, not this text, says it was a refusal. */
+/**
+ * A refusal is shown as its first line, under the watch table (whose footer lines are one line
+ * each) or on stderr. Display only: `isError`, not this text, says that it was a refusal.
+ */
 function firstLine(text: string): string {
   const end = text.indexOf('\n');
   return end === -1 ? text : text.slice(0, end);
