@@ -95,8 +95,21 @@ function normalizePath(value: string): string {
  * Validates one resource spec (string = exclusive, or `{ resource, mode }`).
  * @throws BadResourceError
  */
+/**
+ * Normalised values, remembered: a resource or set checked once (where it entered, e.g. a tool
+ * call) passes through every later normalisation (the runtime, the lock table) as it is, so input
+ * is validated once and the validated value flows inward.
+ */
+const normalized = new WeakSet<object>();
+
+function remember<T extends object>(value: T): T {
+  normalized.add(Object.freeze(value));
+  return value;
+}
+
 export function normalizeResource(spec: unknown): NormalizedResource {
-  if (typeof spec === 'string') return { ...parseResource(spec), mode: 'exclusive' };
+  if (typeof spec === 'object' && spec !== null && normalized.has(spec)) return spec as NormalizedResource;
+  if (typeof spec === 'string') return remember({ ...parseResource(spec), mode: 'exclusive' });
   if (spec !== null && typeof spec === 'object' && !Array.isArray(spec)) {
     const { resource, mode } = spec as { resource?: unknown; mode?: unknown };
     if (resource === undefined) throw bad(spec, why.objectWithoutResource);
@@ -107,7 +120,7 @@ export function normalizeResource(spec: unknown): NormalizedResource {
         details: { received: shownMode, resource: shownResource },
       });
     }
-    return { ...parseResource(resource), mode: mode ?? 'exclusive' };
+    return remember({ ...parseResource(resource), mode: mode ?? 'exclusive' });
   }
   throw bad(spec, why.notSpec);
 }
@@ -117,21 +130,22 @@ export function normalizeResource(spec: unknown): NormalizedResource {
  * result is sorted by resource string, so every holder takes kernel locks in the same order.
  * @throws BadResourceError
  */
-export function normalizeResources(specs: unknown): NormalizedResource[] {
+export function normalizeResources(specs: unknown): readonly NormalizedResource[] {
+  if (Array.isArray(specs) && normalized.has(specs)) return specs as readonly NormalizedResource[];
   if (!Array.isArray(specs)) {
     const shown = describeValue(specs);
     throw new BadResourceError(badLockRequestMessage(shown, typeof specs === 'string' ? specs : undefined), {
       details: { received: shown },
     });
   }
-  if (specs.length === 1) return [normalizeResource(specs[0])];
+  if (specs.length === 1) return remember([normalizeResource(specs[0])]);
   const byName = new Map<string, NormalizedResource>();
   for (const spec of specs) {
     const res = normalizeResource(spec);
     const seen = byName.get(res.resource);
     if (seen === undefined || (seen.mode === 'shared' && res.mode === 'exclusive')) byName.set(res.resource, res);
   }
-  return [...byName.values()].sort((x, y) => (x.resource < y.resource ? -1 : x.resource > y.resource ? 1 : 0));
+  return remember([...byName.values()].sort((x, y) => (x.resource < y.resource ? -1 : x.resource > y.resource ? 1 : 0)));
 }
 
 /** Whether two resources name overlapping things (regardless of mode). */

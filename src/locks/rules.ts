@@ -116,7 +116,7 @@ export function validateLockRules(rules: unknown): LockRules {
  *   call does not provide (the message names the template and the variables available);
  *   BadResourceError when an expansion is not a valid resource.
  */
-export function expandRules(rules: LockRules, name: string, vars: RuleVars = {}): NormalizedResource[] {
+export function expandRules(rules: LockRules, name: string, vars: RuleVars = {}): readonly NormalizedResource[] {
   if (!Object.prototype.hasOwnProperty.call(rules, name)) return [];
   const templates = rules[name];
   if (templates === undefined) return [];

@@ -152,7 +152,7 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
   }
 
   /** The tool's own rules for this call (throws BadLockRuleError / BadResourceError). */
-  function ownRules(tool: string, context: ToolContext & { cwd: string }): NormalizedResource[] {
+  function ownRules(tool: string, context: ToolContext & { cwd: string }): readonly NormalizedResource[] {
     return expandRules(rules, tool, { ref: context.ref, worktree: context.cwd });
   }
 
