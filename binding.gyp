@@ -19,6 +19,7 @@
       "target_name": "heph_jobs",
       "sources": [
         "native/addon.cc",
+        "native/args.cc",
         "native/cgroup.cc",
         "native/errors.cc",
         "native/process.cc",
