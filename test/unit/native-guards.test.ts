@@ -11,13 +11,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { native, type NativeSpawnOptions, type NativeSpawnResult, type ReapedChild } from '../../src/native.js';
-import { listProcesses } from '../../src/platform/procfs.js';
+import { native, type NativeSpawnOptions, type NativeSpawnResult, type ReapedChild } from '../../supervisor/native.js';
+import { listProcesses } from '../../supervisor/platform/procfs.js';
 
 const { SIGKILL, SIGTERM } = os.constants.signals;
 
-/** signalChildGroup is new in the addon; supervisor/native.ts will declare it with the rest. */
-const group = native as unknown as { signalChildGroup(pid: number, signal: number): boolean };
+const group = native;
 
 // ---- reaping and cleanup --------------------------------------------------------------------------
 
