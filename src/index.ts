@@ -15,6 +15,7 @@ export type {
   JobStatusToolInput,
   ToolContext,
   ToolDefinition,
+  ToolResult,
   ToolRuntime,
   Tools,
 } from './tools/index.js';

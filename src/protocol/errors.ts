@@ -115,13 +115,8 @@ export class LockBusyError extends LockError {
 
 /** `tryAcquire` was called on a table whose backend can only grant asynchronously. */
 export class LockSyncUnavailableError extends LockError {
-  constructor() {
-    super(
-      'ERR_LOCK_SYNC_UNAVAILABLE',
-      'tryAcquire() cannot take locks synchronously on a table with a backend (the kernel locks ' +
-        'are taken asynchronously); use `await table.acquire(owner, resources, { wait: false })`, ' +
-        'which fails at once with ERR_LOCK_BUSY instead of waiting',
-    );
+  constructor(message: string, options: HephErrorOptions = {}) {
+    super('ERR_LOCK_SYNC_UNAVAILABLE', message, options);
   }
 }
 

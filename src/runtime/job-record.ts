@@ -32,7 +32,7 @@ export interface JobRecord {
   /** Resources the job holds (or waits for), released only after its cleanup. */
   lease: Lease | null;
   /** The resources asked for, while waiting. */
-  wants: NormalizedResource[];
+  wants: readonly NormalizedResource[];
   /** Cancels the wait for locks. */
   abort: AbortController | null;
   /** What started it, for job_restart. */
@@ -51,7 +51,7 @@ export interface RestartableInput {
   env: NodeJS.ProcessEnv | undefined;
   stdin: boolean;
   merge: boolean;
-  locks: NormalizedResource[];
+  locks: readonly NormalizedResource[];
   ref: string | undefined;
   timeoutMs: number | undefined;
 }

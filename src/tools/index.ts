@@ -23,7 +23,7 @@ import {
   type NormalizedResource,
 } from '../locks/index.js';
 import { MAX_COMMAND_BYTES } from '../runtime/options.js';
-import { buildListReport, type JobReport } from '../report.js';
+import { buildListReport, type JobListReport, type JobReport } from '../report.js';
 import type { BackgroundInput, JobRuntime } from '../runtime/job-runtime.js';
 import * as say from './messages.js';
 import {
@@ -63,6 +63,21 @@ export interface ApprovalRequest {
 /** Asks the user. "always" makes the tools remember `request.pattern` (that exact string). */
 export type Approver = (request: ApprovalRequest) => Promise<ApprovalAnswer>;
 
+/**
+ * What a tool call answered: the text the model reads, and the facts it was made from, so the shell
+ * and the MCP server read fields instead of parsing the sentence back.
+ */
+export interface ToolResult {
+  /** The answer exactly as the model reads it. */
+  text: string;
+  /** A refusal, a denial, bad input or an error: `text` says why nothing (or not all) was done. Not a report. */
+  isError: boolean;
+  /** The report `text` was made from. For job_restart, the started job's (its text follows the stopped job's header). */
+  job?: JobReport;
+  /** The list report of `job_status` without an id. */
+  list?: JobListReport;
+}
+
 export interface ToolDefinition {
   name: string;
   /** 0: runs without asking; 2: asks the host's approver. */
@@ -73,7 +88,9 @@ export interface ToolDefinition {
   inputSchema: object;
   /** The exact permission pattern of this call; null for a level-0 tool or an input that names nothing. */
   pattern(input: unknown): string | null;
-  /** Runs the call; the answer is the report text, or a sentence saying why nothing ran. Never throws for bad input. */
+  /** Runs the call; the answer is the report, or a sentence saying why nothing ran. Never throws for bad input. */
+  call(input: unknown, context?: ToolContext): Promise<ToolResult>;
+  /** `call`'s text alone. */
   run(input: unknown, context?: ToolContext): Promise<string>;
 }
 
@@ -101,6 +118,8 @@ export interface Tools {
    * the id as a number or as the text after `/job-kill`. Resolves with the final report (or why not).
    */
   userKill(id: number | string): Promise<string>;
+  /** `userKill` as a result: the final report as `job`, or `isError` with why not. */
+  userKillCall(id: number | string): Promise<ToolResult>;
 }
 
 /** What the tools use of a runtime (a `JobRuntime` is one). */
@@ -133,43 +152,43 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
   }
 
   /** The tool's own rules for this call (throws BadLockRuleError / BadResourceError). */
-  function ownRules(tool: string, context: ToolContext & { cwd: string }): NormalizedResource[] {
+  function ownRules(tool: string, context: ToolContext & { cwd: string }): readonly NormalizedResource[] {
     return expandRules(rules, tool, { ref: context.ref, worktree: context.cwd });
   }
 
-  /** null: approved. Otherwise the sentence that refuses the call. */
-  async function ask(tool: string, pattern: string, input: unknown, context: ToolContext): Promise<string | null> {
+  /** null: approved. Otherwise the refusal. */
+  async function ask(tool: string, pattern: string, input: unknown, context: ToolContext): Promise<ToolResult | null> {
     if (remembered.has(pattern)) return null;
-    if (!approve) return say.noApprover(tool, pattern);
+    if (!approve) return refusal(say.noApprover(tool, pattern));
     let answer: unknown;
     try {
       answer = await approve({ tool, pattern, input, context });
     } catch (error) {
-      return say.approverFailed(tool, pattern, error);
+      return refusal(say.approverFailed(tool, pattern, error));
     }
     if (answer === 'always') {
       remembered.add(pattern);
       return null;
     }
     if (answer === 'once') return null;
-    if (answer === 'deny') return say.denied(tool, pattern);
-    return say.badApproverAnswer(tool, pattern, answer);
+    if (answer === 'deny') return refusal(say.denied(tool, pattern));
+    return refusal(say.badApproverAnswer(tool, pattern, answer));
   }
 
-  /** The sentence refusing `tool` at once if its own rules conflict with what a target holds; else null. */
-  function selfConflict(tool: string, own: readonly NormalizedResource[], targets: readonly { id: number; command: string }[]): string | null {
+  /** The refusal of `tool` at once if its own rules conflict with what a target holds; else null. */
+  function selfConflict(tool: string, own: readonly NormalizedResource[], targets: readonly { id: number; command: string }[]): ToolResult | null {
     if (own.length === 0) return null;
     for (const target of targets) {
       const held = heldBy(target.id);
       const found = held.length === 0 ? [] : overlaps(own, held);
-      if (found.length > 0) return say.selfDeadlock(tool, target, found);
+      if (found.length > 0) return refusal(say.selfDeadlock(tool, target, found));
     }
     return null;
   }
 
   /**
    * Runs `body` holding the tool's own rules `own` (never its targets' resources), unless they
-   * conflict with what a target holds: then the answer is, at once, the sentence naming the
+   * conflict with what a target holds: then the answer is, at once, the refusal naming the
    * overlap and `/job-kill ID`. The check runs again once the rules are held (a target still
    * waiting for its locks may have been granted them meanwhile).
    */
@@ -179,8 +198,8 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
     own: readonly NormalizedResource[],
     context: ToolContext,
     targets: () => readonly { id: number; command: string }[],
-    body: () => Promise<string>,
-  ): Promise<string> {
+    body: () => Promise<ToolResult>,
+  ): Promise<ToolResult> {
     const refused = selfConflict(tool, own, targets());
     if (refused !== null) return refused;
     if (own.length === 0) return body();
@@ -209,7 +228,7 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
   // --- background ---------------------------------------------------------------------------------
 
   const bg = backgroundSchema(limits);
-  const background: ToolDefinition = {
+  const background = defineTool({
     name: 'background',
     level: 2,
     description: bg.description,
@@ -218,14 +237,14 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
       const checked = validate<BackgroundToolInput>(bg.inputSchema, input);
       return checked.ok ? say.permissionPattern('background', checked.value.command) : null;
     },
-    async run(input, callContext) {
+    async call(input, callContext) {
       const checked = validate<BackgroundToolInput>(bg.inputSchema, input);
-      if (!checked.ok) return say.badInput('background', checked.problem, bg.inputSchema);
+      if (!checked.ok) return refusal(say.badInput('background', checked.problem, bg.inputSchema));
       const { command, locks: asked, stdin, merge, timeout, wait, until } = checked.value;
       const badPattern = patternProblem(until);
-      if (badPattern !== null) return say.badInput('background', badPattern, bg.inputSchema);
+      if (badPattern !== null) return refusal(say.badInput('background', badPattern, bg.inputSchema));
       const problem = commandProblem(command);
-      if (problem !== null) return problem;
+      if (problem !== null) return refusal(problem);
       const context = resolve(callContext);
       try {
         const locks = [...ownRules('background', context), ...normalizeResources(asked ?? [])];
@@ -246,17 +265,17 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
           ...(context.ref === undefined ? {} : { ref: context.ref }),
           ...(locks.length === 0 ? {} : { locks: locks.map(({ resource, mode }) => ({ resource, mode })) }),
         };
-        return (await runtime.background(request)).text;
+        return jobResult(await runtime.background(request));
       } catch (error) {
-        return say.errorText('background', error);
+        return refusal(say.errorText('background', error));
       }
     },
-  };
+  });
 
   // --- job_status ---------------------------------------------------------------------------------
 
   const st = jobStatusSchema(limits);
-  const job_status: ToolDefinition = {
+  const job_status = defineTool({
     name: 'job_status',
     level: 0,
     description: st.description,
@@ -264,14 +283,14 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
     pattern() {
       return null;
     },
-    async run(input, callContext) {
+    async call(input, callContext) {
       const checked = validate<JobStatusToolInput>(st.inputSchema, input ?? {});
-      if (!checked.ok) return say.badInput('job_status', checked.problem, st.inputSchema);
+      if (!checked.ok) return refusal(say.badInput('job_status', checked.problem, st.inputSchema));
       const { id, lines, since, max_bytes: maxBytes, wait, until } = checked.value;
       const badPattern = patternProblem(until);
-      if (badPattern !== null) return say.badInput('job_status', badPattern, st.inputSchema);
+      if (badPattern !== null) return refusal(say.badInput('job_status', badPattern, st.inputSchema));
       if (id === undefined && (lines !== undefined || since !== undefined || maxBytes !== undefined || wait !== undefined || until !== undefined)) {
-        return say.linesWithoutId();
+        return refusal(say.linesWithoutId());
       }
       const read = {
         ...(lines === undefined ? {} : { lines }),
@@ -284,20 +303,21 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
       try {
         const own = ownRules('job_status', context);
         if (id === undefined) {
-          return await withOwnLocks('job_status', 'job_status {}', own, context, () => runtime.list(), async () =>
-            buildListReport(runtime.list(), runtime.settings.maxJobs).text,
-          );
+          return await withOwnLocks('job_status', 'job_status {}', own, context, () => runtime.list(), async () => {
+            const list = buildListReport(runtime.list(), runtime.settings.maxJobs);
+            return { text: list.text, isError: false, list };
+          });
         }
         const target = findJob(id);
         if (!target) throw notFound(id);
         return await withOwnLocks('job_status', `job_status {"id": ${id}}`, own, context, () => [target], async () =>
-          (await runtime.status(id, read)).text,
+          jobResult(await runtime.status(id, read)),
         );
       } catch (error) {
-        return say.errorText('job_status', error);
+        return refusal(say.errorText('job_status', error));
       }
     },
-  };
+  });
 
   // --- tools that act on one job: job_kill, job_input, job_restart --------------------------------
 
@@ -309,10 +329,10 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
   function targetedTool<I extends { id: number }>(
     name: string,
     schema: { description: string; inputSchema: JsonSchema },
-    action: (input: I) => Promise<string>,
+    action: (input: I) => Promise<ToolResult>,
     askWhenEnded: boolean,
   ): ToolDefinition {
-    return {
+    return defineTool({
       name,
       level: 2,
       description: schema.description,
@@ -323,9 +343,9 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
         const target = findJob(checked.value.id);
         return target ? say.permissionPattern(name, target.command) : null;
       },
-      async run(input, callContext) {
+      async call(input, callContext) {
         const checked = validate<I>(schema.inputSchema, input);
-        if (!checked.ok) return say.badInput(name, checked.problem, schema.inputSchema);
+        if (!checked.ok) return refusal(say.badInput(name, checked.problem, schema.inputSchema));
         const { id } = checked.value;
         const context = resolve(callContext);
         try {
@@ -343,24 +363,24 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
           // The rules are taken after the question, so no lock is held while the user thinks.
           return await withOwnLocks(name, `${name} {"id": ${id}}`, own, context, () => [target], () => action(checked.value));
         } catch (error) {
-          return say.errorText(name, error);
+          return refusal(say.errorText(name, error));
         }
       },
-    };
+    });
   }
 
   const job_kill = targetedTool<JobKillToolInput>(
     'job_kill',
     jobKillSchema(),
     async ({ id, signal, grace }) =>
-      (await runtime.kill(id, { ...(signal ? { signal } : {}), ...(grace === undefined ? {} : { graceMs: seconds(grace) }) })).text,
+      jobResult(await runtime.kill(id, { ...(signal ? { signal } : {}), ...(grace === undefined ? {} : { graceMs: seconds(grace) }) })),
     false,
   );
 
   const job_input = targetedTool<JobInputToolInput>(
     'job_input',
     jobInputSchema(),
-    async ({ id, text, close }) => (await runtime.input(id, { ...(text === undefined ? {} : { text }), close: close === true })).text,
+    async ({ id, text, close }) => jobResult(await runtime.input(id, { ...(text === undefined ? {} : { text }), close: close === true })),
     false,
   );
 
@@ -369,13 +389,23 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
     jobRestartSchema(),
     async ({ id }) => {
       const { stopped, started } = await runtime.restart(id);
-      return `${stopped.header}\n${started.text}`;
+      return { text: `${stopped.header}\n${started.text}`, isError: false, job: started };
     },
     true,
   );
 
   function notFound(id: number): JobNotFoundError {
     return new JobNotFoundError(id, runtime.list().map((job) => job.id));
+  }
+
+  async function userKillCall(raw: number | string): Promise<ToolResult> {
+    const id = typeof raw === 'string' && /^\s*\d+\s*$/.test(raw) ? Number(raw) : raw;
+    if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0) return refusal(say.notAJobNumber(raw));
+    try {
+      return jobResult(await runtime.userKill(id));
+    } catch (error) {
+      return refusal(say.errorText('/job-kill', error));
+    }
   }
 
   return {
@@ -385,16 +415,31 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
     job_input,
     job_restart,
     all: [background, job_status, job_kill, job_input, job_restart],
+    userKillCall,
     async userKill(raw) {
-      const id = typeof raw === 'string' && /^\s*\d+\s*$/.test(raw) ? Number(raw) : raw;
-      if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0) return say.notAJobNumber(raw);
-      try {
-        return (await runtime.userKill(id)).text;
-      } catch (error) {
-        return say.errorText('/job-kill', error);
-      }
+      return (await userKillCall(raw)).text;
     },
   };
+}
+
+/** A tool from its `call`: `run` is the call's text. */
+function defineTool(definition: Omit<ToolDefinition, 'run'>): ToolDefinition {
+  return {
+    ...definition,
+    async run(input, context) {
+      return (await definition.call(input, context)).text;
+    },
+  };
+}
+
+/** An answer that is not a report: why nothing (or not all) was done. */
+function refusal(text: string): ToolResult {
+  return { text, isError: true };
+}
+
+/** A report of one job, as the answer. */
+function jobResult(job: JobReport): ToolResult {
+  return { text: job.text, isError: false, job };
 }
 
 /** Whether `until` compiles as a regular expression (a model's mistake is an answer, not a throw). */

@@ -313,3 +313,25 @@ describe('job_status and job_kill with lock rules', () => {
     expect(heldWhileAsking).toBe(0);
   });
 });
+
+describe('call: the answer as data', () => {
+  it('a report carries the job (or the list) it was made from; a refusal is isError with no report', async () => {
+    const { runtime } = fakeRuntime([{ id: 0, command: 'vite', state: 'running' }]);
+    const tools = createTools(runtime, { approve: once });
+    const started = await tools.background.call({ command: 'make' });
+    expect(started).toMatchObject({ text: 'started make', isError: false, job: { id: 1, command: 'make', text: 'started make' } });
+    const list = await tools.job_status.call({});
+    expect(list).toMatchObject({ isError: false, list: { running: 1, maxJobs: 8, jobs: [{ id: 0 }] } });
+    expect(list.text).toBe(list.list!.text);
+    expect(await tools.job_status.call({ id: 0 })).toMatchObject({ text: 'report of job 0', isError: false, job: { id: 0 } });
+    const bad = await tools.job_status.call({ id: -1 });
+    expect(bad).toMatchObject({ isError: true });
+    expect(bad.job).toBeUndefined();
+    expect(bad.text).toBe(await tools.job_status.run({ id: -1 }));
+    expect(await tools.job_kill.call({ id: 9 })).toMatchObject({ isError: true, text: expect.stringMatching(/^job_kill: there is no job 9\./) });
+    const denied = await createTools(runtime, { approve: async () => 'deny' }).background.call({ command: 'make' });
+    expect(denied).toMatchObject({ isError: true, text: expect.stringMatching(/^The user denied background\(make\)/) });
+    expect(await tools.userKillCall('0')).toMatchObject({ isError: false, text: 'user killed job 0', job: { id: 0 } });
+    expect(await tools.userKillCall('zero')).toMatchObject({ isError: true, text: expect.stringMatching(/^\/job-kill: "zero" is not a job number/) });
+  });
+});
