@@ -38,7 +38,16 @@ const channel: SupervisorChannel = new SupervisorChannel(
 const expectedParent = Number(process.env.HEPH_JOBS_PARENT_PID);
 try {
   if (process.ppid !== expectedParent) throw new Error('parent already gone');
-  native.watchPidfd(native.pidfdOpen(expectedParent), stop);
+  const pidfd = native.pidfdOpen(expectedParent);
+  try {
+    native.watchPidfd(pidfd, (error) => {
+      // A watch that failed says nothing of the parent: the channel's EOF still tells us it died.
+      if (error) process.stderr.write(`heph-jobs supervisor: cannot watch the runtime process: ${error.message}\n`);
+      else stop();
+    });
+  } finally {
+    native.closeFd(pidfd); // the watch holds its own copy
+  }
 } catch {
   stop();
 }

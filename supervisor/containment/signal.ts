@@ -13,11 +13,12 @@ import type { JobIdentity } from './strategy.js';
  * before the shell got it, `wait` would return and the shell exit 0 — the job would read as
  * "exited 0" instead of "killed SIGTERM". The group id stays ours only while the leader or a member
  * remains: once the leader is reaped and the members have left (setsid), the number can be recycled
- * as a stranger's group, so after the reap the group is not signalled as such.
+ * as a stranger's group, so the group is signalled only while the addon has not reaped the leader
+ * (checked under the reaper's lock: `leaderReaped` is set later, on this thread).
  */
 export function signalLeaderFirst(job: JobIdentity, members: number[], signal: number, stillOurs: (pid: number) => boolean): void {
   const leader = job.pidfd !== undefined && job.pidfd >= 0 && native.pidfdSendSignal(job.pidfd, signal);
-  const group = !job.leaderReaped && native.signalPid(-job.pid, signal);
+  const group = !job.leaderReaped && native.signalChildGroup(job.pid, signal);
   for (const pid of members) {
     if (leader && pid === job.pid) continue;
     // The group's members got it already (twice would matter to an INT handler: "again to force").
