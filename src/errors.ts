@@ -1,8 +1,10 @@
 /**
  * The error hierarchy. Every error we throw is a HephError with a stable `code`, structured
- * `details`, and the underlying error as `cause`. User-visible wording lives in the subclasses
- * so that messages stay consistent across the library, the tools and the CLI.
+ * `details`, and the underlying error as `cause`. The subclasses that build their own message
+ * take its words from src/wording.ts, so messages stay consistent across the library, the tools
+ * and the CLI.
  */
+import { jobLimitMessage, jobNotFoundMessage } from './wording.js';
 
 export interface HephErrorOptions {
   cause?: unknown;
@@ -31,21 +33,14 @@ export class InvalidInputError extends HephError {
 /** No job with that id exists (never did, or was forgotten). */
 export class JobNotFoundError extends HephError {
   constructor(id: unknown, known: readonly number[]) {
-    const list = known.length === 0 ? 'there are no jobs' : `known jobs: ${known.join(', ')}`;
-    super('ERR_JOB_NOT_FOUND', `no job ${String(id)}; ${list}`, { details: { id, known: [...known] } });
+    super('ERR_JOB_NOT_FOUND', jobNotFoundMessage(id, known), { details: { id, known: [...known] } });
   }
 }
 
 /** Too many jobs run at once. */
 export class JobLimitError extends HephError {
   constructor(maxJobs: number, running: readonly { id: number; command: string }[]) {
-    const names = running.map((job) => `job ${job.id} (${job.command})`).join(', ');
-    super(
-      'ERR_JOB_LIMIT',
-      `${running.length} of ${maxJobs} jobs are running, the most allowed at once: ${names}. ` +
-        'Stop one with job_kill, or wait for one to end, then try again.',
-      { details: { maxJobs, running: running.map((job) => job.id) } },
-    );
+    super('ERR_JOB_LIMIT', jobLimitMessage(maxJobs, running), { details: { maxJobs, running: running.map((job) => job.id) } });
   }
 }
 

@@ -4,7 +4,7 @@
  */
 import type { Lease, NormalizedResource } from './locks/index.js';
 import type { ContainmentMode } from './protocol/messages.js';
-import type { JobStats } from './stats-format.js';
+import type { JobStats } from './reports/stats-format.js';
 
 /** `waiting` for its locks; `running`; `exited` with a code; `killed` by a signal; `failed` to
  * start; `lost` with its supervisor. (`starting` is internal: shown as running.) */

@@ -13,12 +13,13 @@ import {
 import { isActive, isLive, type JobRecord } from './job-record.js';
 import { LockTable, normalizeResources, type LockOwner, type NormalizedResource, type ResourceSpec } from './locks/index.js';
 import { cleanupLostSupervisor } from './lost-cleanup.js';
-import { compilePattern, envEntries, validateCommand } from './job-input.js';
-import { containmentLimitations } from './limitations.js';
+import { compilePattern, envEntries, validateCommand } from './runtime/input-checks.js';
+import { containmentLimitations } from './wording.js';
 import { kernelLockBackend, type KernelLockBackend } from './kernel-lock-backend.js';
-import { describe, integerOption, MAX_COMMAND_BYTES, DRAIN_MS, normalizeOptions, type JobRuntimeOptions, type NormalizedOptions } from './options.js';
+import { integerOption, MAX_COMMAND_BYTES, DRAIN_MS, normalizeOptions, type JobRuntimeOptions, type NormalizedOptions } from './options.js';
+import { describeValue as describe } from './protocol/describe.js';
 import type { Containment, HelloReply, JobFacts, SignalName, SpawnReply, SupervisorConfig, SupervisorEvent } from './protocol/messages.js';
-import { buildReport, type JobReport, type OutputSnapshot, type WaitOutcome } from './report.js';
+import { buildReport, type JobReport, type OutputSnapshot, type WaitOutcome } from './reports/report.js';
 import { SupervisorClient } from './supervisor-client.js';
 
 export interface BackgroundInput {

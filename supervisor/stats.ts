@@ -21,9 +21,9 @@ import { listeningPorts, uniquePorts } from '../src/platform/ports.js';
 import { withOpenFile } from '../src/platform/procfs.js';
 import type { ContainmentStrategy, JobIdentity } from './containment.js';
 
-export type { JobStats } from '../src/stats-format.js';
-export { formatBytes, formatStats } from '../src/stats-format.js';
-import type { JobStats } from '../src/stats-format.js';
+export type { JobStats } from '../src/reports/stats-format.js';
+export { formatBytes, formatStats } from '../src/reports/stats-format.js';
+import type { JobStats } from '../src/reports/stats-format.js';
 
 /**
  * USER_HZ: the unit of the times in /proc/PID/stat. It is part of the kernel's ABI and 100 on

@@ -4,7 +4,7 @@
  * recording view of the runtime that keeps every job report the runtime hands them, so the JSON
  * carries exactly the report the text was made from (not a second read that may already differ).
  */
-import { buildListReport, type JobListReport, type JobReport } from '../report.js';
+import { buildListReport, type JobListReport, type JobReport } from '../reports/report.js';
 import type { JobRuntime } from '../runtime.js';
 
 export type Captured = { kind: 'job'; report: JobReport } | { kind: 'list'; reports: JobReport[] };

@@ -257,11 +257,3 @@ export function listeningPorts(pids: Iterable<number>): ListeningPort[] {
 export function uniquePorts(ports: Iterable<ListeningPort>): number[] {
   return [...new Set([...ports].map((entry) => entry.port))].sort((a, b) => a - b);
 }
-
-/** `:5173, :24678` — each port once, whatever its families and addresses; at most `max` shown. */
-export function formatPorts(ports: Iterable<number | ListeningPort>, max = 8): string {
-  const numbers = [...new Set([...ports].map((entry) => (typeof entry === 'number' ? entry : entry.port)))].sort((a, b) => a - b);
-  const shown = numbers.slice(0, max).map((port) => `:${port}`);
-  if (numbers.length > max) shown.push(`+${numbers.length - max} more`);
-  return shown.join(', ');
-}

@@ -3,7 +3,7 @@
  * an `id` and get exactly one reply with the same id; events carry none.
  */
 import type { SerializedError } from '../errors.js';
-import type { JobStats } from '../stats-format.js';
+import type { JobStats } from '../reports/stats-format.js';
 
 export type ContainmentMode = 'cgroup' | 'process-group';
 export type ContainmentChoice = 'auto' | ContainmentMode;

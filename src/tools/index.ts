@@ -12,9 +12,10 @@
  *   (`/job-kill ID`); otherwise they hold their own rules for the duration of the call.
  * - `run` never throws for a model's mistake: every refusal or error is a sentence it can act on.
  */
-import { JobLimitError, JobNotFoundError } from '../errors.js';
+import { HephError, JobLimitError, JobNotFoundError } from '../errors.js';
 import {
   expandRules,
+  formatResource,
   normalizeResources,
   overlaps,
   validateLockRules,
@@ -22,10 +23,10 @@ import {
   type LockRules,
   type NormalizedResource,
 } from '../locks/index.js';
-import { MAX_COMMAND_BYTES } from '../options.js';
-import { buildListReport, type JobListReport, type JobReport } from '../report.js';
+import { buildListReport, type JobListReport, type JobReport } from '../reports/report.js';
 import type { BackgroundInput, JobRuntime } from '../runtime.js';
-import * as say from './messages.js';
+import { commandProblem, patternProblem } from '../runtime/input-checks.js';
+import * as say from '../wording.js';
 import {
   backgroundSchema,
   jobKillSchema,
@@ -130,11 +131,9 @@ export type ToolRuntime = Pick<
 
 /** The tools for `runtime`. Throws (at configuration time) if `rules` or `approve` are malformed. */
 export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = {}): Tools {
-  if (options === null || typeof options !== 'object') throw new TypeError(`createTools options must be an object; received ${typeof options}`);
+  if (options === null || typeof options !== 'object') throw new TypeError(say.toolsConfig.notAnObject(options));
   const { approve } = options;
-  if (approve !== undefined && typeof approve !== 'function') {
-    throw new TypeError(`createTools option approve must be a function (request) => Promise<"once" | "always" | "deny">; received ${typeof approve}`);
-  }
+  if (approve !== undefined && typeof approve !== 'function') throw new TypeError(say.toolsConfig.badApprover(approve));
   const rules: LockRules = options.rules === undefined ? {} : validateLockRules(options.rules);
   const defaults = checkContext('createTools option defaults', options.defaults ?? {});
   const remembered = new Set<string>();
@@ -181,7 +180,10 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
     for (const target of targets) {
       const held = heldBy(target.id);
       const found = held.length === 0 ? [] : overlaps(own, held);
-      if (found.length > 0) return refusal(say.selfDeadlock(tool, target, found));
+      if (found.length > 0) {
+        const names = (side: 'a' | 'b') => [...new Set(found.map((conflict) => formatResource(conflict[side])))];
+        return refusal(say.selfDeadlock(tool, target, names('a'), names('b')));
+      }
     }
     return null;
   }
@@ -241,10 +243,10 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
       const checked = validate<BackgroundToolInput>(bg.inputSchema, input);
       if (!checked.ok) return refusal(say.badInput('background', checked.problem, bg.inputSchema));
       const { command, locks: asked, stdin, merge, timeout, wait, until } = checked.value;
-      const badPattern = patternProblem(until);
+      const badPattern = until === undefined ? null : patternProblem(until);
       if (badPattern !== null) return refusal(say.badInput('background', badPattern, bg.inputSchema));
       const problem = commandProblem(command);
-      if (problem !== null) return refusal(problem);
+      if (problem !== null) return refusal(say.refusedInput('background', problem));
       const context = resolve(callContext);
       try {
         const locks = [...ownRules('background', context), ...normalizeResources(asked ?? [])];
@@ -267,7 +269,7 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
         };
         return jobResult(await runtime.background(request));
       } catch (error) {
-        return refusal(say.errorText('background', error));
+        return errorAnswer('background', error);
       }
     },
   });
@@ -287,7 +289,7 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
       const checked = validate<JobStatusToolInput>(st.inputSchema, input ?? {});
       if (!checked.ok) return refusal(say.badInput('job_status', checked.problem, st.inputSchema));
       const { id, lines, since, max_bytes: maxBytes, wait, until } = checked.value;
-      const badPattern = patternProblem(until);
+      const badPattern = until === undefined ? null : patternProblem(until);
       if (badPattern !== null) return refusal(say.badInput('job_status', badPattern, st.inputSchema));
       if (id === undefined && (lines !== undefined || since !== undefined || maxBytes !== undefined || wait !== undefined || until !== undefined)) {
         return refusal(say.linesWithoutId());
@@ -314,7 +316,7 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
           jobResult(await runtime.status(id, read)),
         );
       } catch (error) {
-        return refusal(say.errorText('job_status', error));
+        return errorAnswer('job_status', error);
       }
     },
   });
@@ -363,7 +365,7 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
           // The rules are taken after the question, so no lock is held while the user thinks.
           return await withOwnLocks(name, `${name} {"id": ${id}}`, own, context, () => [target], () => action(checked.value));
         } catch (error) {
-          return refusal(say.errorText(name, error));
+          return errorAnswer(name, error);
         }
       },
     });
@@ -404,7 +406,7 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
     try {
       return jobResult(await runtime.userKill(id));
     } catch (error) {
-      return refusal(say.errorText('/job-kill', error));
+      return errorAnswer('/job-kill', error);
     }
   }
 
@@ -437,20 +439,14 @@ function refusal(text: string): ToolResult {
   return { text, isError: true };
 }
 
+/** An error from the runtime or the lock table, as the answer of `tool`. */
+function errorAnswer(tool: string, error: unknown): ToolResult {
+  return refusal(say.errorText(tool, error, error instanceof HephError ? error : null));
+}
+
 /** A report of one job, as the answer. */
 function jobResult(job: JobReport): ToolResult {
   return { text: job.text, isError: false, job };
-}
-
-/** Whether `until` compiles as a regular expression (a model's mistake is an answer, not a throw). */
-function patternProblem(until: string | undefined): string | null {
-  if (until === undefined) return null;
-  try {
-    new RegExp(until);
-    return null;
-  } catch (error) {
-    return `until is not a valid JavaScript regular expression (${(error as Error).message})`;
-  }
 }
 
 /** Tool inputs are in seconds (what a model thinks in); the runtime takes milliseconds. */
@@ -458,23 +454,14 @@ function seconds(value: number): number {
   return Math.round(value * 1000);
 }
 
-/** Checks the runtime would not refuse the command, before the user is asked about it. */
-function commandProblem(command: string): string | null {
-  if (command.trim().length === 0) return say.blankCommand();
-  if (command.includes('\0')) return say.nulInCommand();
-  const bytes = Buffer.byteLength(command);
-  if (bytes > MAX_COMMAND_BYTES) return say.commandTooLong(bytes, MAX_COMMAND_BYTES);
-  return null;
-}
-
 function checkContext(name: string, context: unknown): ToolContext {
   if (context === null || typeof context !== 'object' || Array.isArray(context)) {
-    throw new TypeError(`${name} must be an object { cwd?, env?, ref? }; received ${context === null ? 'null' : typeof context}`);
+    throw new TypeError(say.toolsConfig.contextNotAnObject(name, context));
   }
   const { cwd, env, ref } = context as Record<string, unknown>;
-  if (cwd !== undefined && typeof cwd !== 'string') throw new TypeError(`${name}.cwd must be a string (a directory); received ${typeof cwd}`);
-  if (env !== undefined && (env === null || typeof env !== 'object')) throw new TypeError(`${name}.env must be an object of strings; received ${typeof env}`);
-  if (ref !== undefined && typeof ref !== 'string') throw new TypeError(`${name}.ref must be a string; received ${typeof ref}`);
+  if (cwd !== undefined && typeof cwd !== 'string') throw new TypeError(say.toolsConfig.badCwd(name, cwd));
+  if (env !== undefined && (env === null || typeof env !== 'object')) throw new TypeError(say.toolsConfig.badEnv(name, env));
+  if (ref !== undefined && typeof ref !== 'string') throw new TypeError(say.toolsConfig.badRef(name, ref));
   return context as ToolContext;
 }
 

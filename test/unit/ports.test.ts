@@ -4,7 +4,8 @@
  * hand-encoded lines for addresses no capture had.
  */
 import { describe, expect, it } from 'vitest';
-import { decodeSocketAddress, formatPorts, parseProcNetTcp, uniquePorts } from '../../src/platform/ports.js';
+import { decodeSocketAddress, parseProcNetTcp, uniquePorts } from '../../src/platform/ports.js';
+import { formatPorts } from '../../src/reports/stats-format.js';
 
 const TCP = `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode                                                     
    0: 0100007F:1435 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 184189 1 000000009afaa09e 100 0 0 10 0                    

@@ -1,0 +1,82 @@
+/**
+ * The checks of what a caller hands the runtime to run that a type alone cannot make: a command
+ * with no text or a NUL byte, a wait pattern that does not compile, an environment a process
+ * cannot have. They live here once: the runtime's public methods throw InvalidInputError with the
+ * problem, and the tools ask `commandProblem` / `patternProblem` before they ask the user about a
+ * call that could not run. The sentences are in src/wording.ts.
+ */
+import { InvalidInputError } from '../errors.js';
+import { MAX_COMMAND_BYTES } from '../options.js';
+import { inputProblem } from '../wording.js';
+
+/** Longest `until` pattern, in characters (the tools' schema says the same). */
+export const MAX_PATTERN_CHARS = 1000;
+
+/** A checked value, or the sentence fragment saying what is wrong with it. */
+export type Checked<T> = { ok: true; value: T } | { ok: false; problem: string };
+
+/** The value, or the problem thrown as InvalidInputError. */
+function orThrow<T>(checked: Checked<T>): T {
+  if (!checked.ok) throw new InvalidInputError(checked.problem);
+  return checked.value;
+}
+
+function problemOf<T>(checked: Checked<T>): string | null {
+  return checked.ok ? null : checked.problem;
+}
+
+function checkCommand(command: unknown): Checked<string> {
+  if (typeof command !== 'string') return { ok: false, problem: inputProblem.commandNotAString(command) };
+  if (command.trim().length === 0) return { ok: false, problem: inputProblem.commandBlank() };
+  if (command.includes('\0')) return { ok: false, problem: inputProblem.commandHasNul() };
+  const bytes = Buffer.byteLength(command);
+  if (bytes > MAX_COMMAND_BYTES) return { ok: false, problem: inputProblem.commandTooLong(bytes, MAX_COMMAND_BYTES) };
+  return { ok: true, value: command };
+}
+
+/** A model's regular expression: a string (its source) or a RegExp; `g` and `y` are dropped (a wait tests each line afresh). */
+function checkPattern(pattern: unknown): Checked<RegExp> {
+  if (pattern instanceof RegExp) return { ok: true, value: new RegExp(pattern.source, pattern.flags.replace(/[gy]/g, '')) };
+  if (typeof pattern !== 'string' || pattern.length === 0 || pattern.length > MAX_PATTERN_CHARS) {
+    return { ok: false, problem: inputProblem.patternShape(pattern, MAX_PATTERN_CHARS) };
+  }
+  try {
+    return { ok: true, value: new RegExp(pattern) };
+  } catch (error) {
+    return { ok: false, problem: inputProblem.patternInvalid((error as Error).message) };
+  }
+}
+
+/** Why the runtime would refuse `command`, or null. */
+export function commandProblem(command: unknown): string | null {
+  return problemOf(checkCommand(command));
+}
+
+/** Why the runtime would refuse `pattern` as `until`, or null. */
+export function patternProblem(pattern: unknown): string | null {
+  return problemOf(checkPattern(pattern));
+}
+
+export function validateCommand(command: unknown): string {
+  return orThrow(checkCommand(command));
+}
+
+export function compilePattern(pattern: RegExp | string): RegExp {
+  return orThrow(checkPattern(pattern));
+}
+
+/** `NAME=value` entries for the supervisor; HEPH_JOB is left out (the supervisor sets it per job). */
+export function envEntries(env: NodeJS.ProcessEnv): string[] {
+  if (typeof env !== 'object' || env === null) throw new InvalidInputError(inputProblem.envNotAnObject(env));
+  const entries: string[] = [];
+  for (const [key, value] of Object.entries(env)) {
+    if (value === undefined) continue;
+    if (typeof value !== 'string') throw new InvalidInputError(inputProblem.envValueNotAString(key, value));
+    if (key.length === 0 || key.includes('=') || key.includes('\0') || value.includes('\0')) {
+      throw new InvalidInputError(inputProblem.envEntryInvalid(key));
+    }
+    if (key === 'HEPH_JOB') continue; // ours: set per job by the supervisor
+    entries.push(`${key}=${value}`);
+  }
+  return entries;
+}
