@@ -170,6 +170,11 @@ export function permissionPattern(tool: string, subject: string): string {
   return `${tool}(${subject})`;
 }
 
+/** A tool call as the lock table names its holder: `job_status {"id": 0}`, `job_status {}`. */
+export function callLabel(tool: string, id?: number): string {
+  return id === undefined ? `${tool} {}` : `${tool} ${idArg(id)}`;
+}
+
 /** Plain text of the verb a refused call did not do. */
 function didNot(tool: string): string {
   if (tool === 'background') return 'started';
