@@ -4,7 +4,7 @@
  * take its words from src/wording.ts, so messages stay consistent across the library, the tools
  * and the CLI.
  */
-import { jobLimitMessage, jobNotFoundMessage } from './wording.js';
+import { jobLimitMessage, jobNotFoundMessage, runtimeClosedMessage } from './wording.js';
 
 export interface HephErrorOptions {
   cause?: unknown;
@@ -68,7 +68,7 @@ export class ProtocolError extends HephError {
 /** The runtime was closed; no further calls are accepted. */
 export class RuntimeClosedError extends HephError {
   constructor() {
-    super('ERR_RUNTIME_CLOSED', 'the job runtime is closed; start a new one with JobRuntime.start()');
+    super('ERR_RUNTIME_CLOSED', runtimeClosedMessage());
   }
 }
 

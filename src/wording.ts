@@ -408,6 +408,11 @@ export function jobLimitMessage(maxJobs: number, running: readonly { id: number;
   );
 }
 
+/** RuntimeClosedError: a call after close(). */
+export function runtimeClosedMessage(): string {
+  return 'the job runtime is closed; start a new one with JobRuntime.start()';
+}
+
 /**
  * What is wrong with a command, a wait pattern or an environment a caller handed the runtime. The
  * same sentences reach a model (through the tools) and a host (as InvalidInputError).

@@ -10,7 +10,8 @@
  *   runtime takes them). `job_status` / `job_kill` never take their target's resources: if their
  *   own rules conflict with what the target holds they fail at once, naming the way out
  *   (`/job-kill ID`); otherwise they hold their own rules for the duration of the call.
- * - `run` never throws for a model's mistake: every refusal or error is a sentence it can act on.
+ * - `call` never throws for a model's mistake: every refusal or error is a result with `isError`
+ *   and a sentence the model can act on (src/wording.ts); `run` is the same call's text.
  */
 import { JobLimitError, JobNotFoundError } from '../errors.js';
 import {
