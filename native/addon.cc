@@ -18,6 +18,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("pidfdOpen", Napi::Function::New(env, heph::PidfdOpen, "pidfdOpen"));
   exports.Set("pidfdSendSignal", Napi::Function::New(env, heph::PidfdSendSignal, "pidfdSendSignal"));
   exports.Set("signalPid", Napi::Function::New(env, heph::SignalPid, "signalPid"));
+  exports.Set("signalChildGroup", Napi::Function::New(env, heph::SignalChildGroup, "signalChildGroup"));
   exports.Set("closeFd", Napi::Function::New(env, heph::CloseFd, "closeFd"));
   exports.Set("watchPidfd", Napi::Function::New(env, heph::WatchPidfd, "watchPidfd"));
   exports.Set("cgroupCreate", Napi::Function::New(env, heph::CgroupCreate, "cgroupCreate"));

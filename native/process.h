@@ -11,6 +11,7 @@ Napi::Value IsChildSubreaper(const Napi::CallbackInfo& info);
 Napi::Value PidfdOpen(const Napi::CallbackInfo& info);
 Napi::Value PidfdSendSignal(const Napi::CallbackInfo& info);
 Napi::Value SignalPid(const Napi::CallbackInfo& info);
+Napi::Value SignalChildGroup(const Napi::CallbackInfo& info);
 Napi::Value CloseFd(const Napi::CallbackInfo& info);
 Napi::Value WatchPidfd(const Napi::CallbackInfo& info);
 

@@ -11,9 +11,11 @@
 #include <sys/wait.h>
 
 #include <condition_variable>
+#include <system_error>
 #include <thread>
 #include <unordered_map>
 
+#include "args.h"
 #include "errors.h"
 
 namespace heph {
@@ -102,6 +104,8 @@ std::mutex& ChildTableLock() { return State().table_mutex; }
 
 void RegisterChildLocked(pid_t pid, double token) { State().tokens[pid] = token; }
 
+bool IsChildRegisteredLocked(pid_t pid) { return State().tokens.count(pid) != 0; }
+
 void NotifyChildSpawned() {
   ReaperState& state = State();
   {
@@ -116,13 +120,18 @@ void NotifyChildSpawned() {
 // process and does not keep the event loop alive.
 Napi::Value StartReaper(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() != 1 || !info[0].IsFunction()) ThrowTypeError(env, "startReaper(callback): callback must be a function");
+  Napi::Function callback = FunctionArg(info, 0, "startReaper(callback)", "callback");
   ReaperState& state = State();
   if (state.started) ThrowTypeError(env, "startReaper: the reaper is already running in this process");
-  state.report = Napi::ThreadSafeFunction::New(env, info[0].As<Napi::Function>(), "heph-reaper", 0, 1);
+  state.report = Napi::ThreadSafeFunction::New(env, callback, "heph-reaper", 0, 1);
   state.report.Unref(env);
+  try {
+    std::thread(ReapLoop).detach();
+  } catch (const std::system_error& error) {
+    state.report.Release();
+    throw ErrnoError(env, error.code().value(), "pthread_create");
+  }
   state.started = true;
-  std::thread(ReapLoop).detach();
   return env.Undefined();
 }
 

@@ -16,6 +16,10 @@ std::mutex& ChildTableLock();
 // Records `token` for `pid`; the caller holds ChildTableLock().
 void RegisterChildLocked(pid_t pid, double token);
 
+// True while `pid` is a child we spawned and the reaper has not reaped; the caller holds
+// ChildTableLock(), which keeps it so (the reaper reaps only under that lock).
+bool IsChildRegisteredLocked(pid_t pid);
+
 // Wakes the reaper if it sleeps for lack of children.
 void NotifyChildSpawned();
 

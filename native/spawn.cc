@@ -1,10 +1,13 @@
 // Job spawning. See clone3(2) (CLONE_INTO_CGROUP, CLONE_PIDFD), fork(2), setsid(2),
-// close_range(2), execve(2), signal-safety(7), pidfd_open(2), cgroups(7) ("cgroup.procs").
+// close_range(2), execve(2), signal-safety(7), pidfd_open(2), cgroups(7) ("cgroup.procs"),
+// pthread_sigmask(3), getrlimit(2), waitpid(2).
 //
 // Between clone and exec the child runs only async-signal-safe code: the parent is a multithreaded
 // Node process, so anything that may take a lock (malloc, stdio) could deadlock. Everything the
 // child needs (argv, envp, paths) is prepared before the clone. An exec failure is reported as
 // {stage, errno} through a close-on-exec pipe; EOF on that pipe means exec succeeded.
+// A spawn that throws leaves nothing behind: every descriptor it opened is closed, and a child
+// that exists by then is killed and reaped here, before the reaper could report it.
 #include "spawn.h"
 
 #include <errno.h>
@@ -17,10 +20,13 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <new>
 #include <string>
 #include <vector>
 
+#include "args.h"
 #include "errors.h"
+#include "fd.h"
 #include "reaper.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
@@ -31,10 +37,11 @@ namespace heph {
 namespace {
 
 // Where in the child a failure happened; reported to the parent with the errno.
-enum Stage : int { kSetsid = 1, kCgroup, kChdir, kDup, kCloexec, kExec };
+enum Stage : int { kSignals = 1, kSetsid, kCgroup, kChdir, kDup, kCloexec, kExec };
 
 const char* StageName(int stage) {
   switch (stage) {
+    case kSignals: return "sigprocmask";
     case kSetsid: return "setsid";
     case kCgroup: return "cgroup.procs";
     case kChdir: return "chdir";
@@ -80,7 +87,7 @@ struct ChildFailure {
   for (int sig = 1; sig < NSIG; sig++) sigaction(sig, &dfl, nullptr);  // EINVAL for KILL/STOP/internal: fine
   sigset_t empty;
   sigemptyset(&empty);
-  sigprocmask(SIG_SETMASK, &empty, nullptr);
+  if (sigprocmask(SIG_SETMASK, &empty, nullptr) != 0) ChildFail(plan, kSignals);
 
   if (setsid() < 0) ChildFail(plan, kSetsid);
   if (plan.cgroup_procs_fd >= 0 && write(plan.cgroup_procs_fd, "0", 1) != 1) ChildFail(plan, kCgroup);
@@ -94,20 +101,38 @@ struct ChildFailure {
   ChildFail(plan, kExec);
 }
 
-// Owns descriptors until released, so every error path closes what it opened.
-class Fd {
+// Every signal blocked for the calling thread while it lives, so no Node handler runs in a child
+// between clone and the child's reset; the previous mask is back on Restore() or at scope exit.
+class AllSignalsBlocked {
  public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { Reset(); }
-  int get() const { return fd_; }
-  int release() { int fd = fd_; fd_ = -1; return fd; }
-  void Reset(int fd = -1) { if (fd_ >= 0) close(fd_); fd_ = fd; }
+  explicit AllSignalsBlocked(Napi::Env env) {
+    sigset_t all;
+    sigfillset(&all);
+    int err = pthread_sigmask(SIG_SETMASK, &all, &saved_);  // returns the error, not -1
+    if (err != 0) throw ErrnoError(env, err, "pthread_sigmask");
+  }
+  AllSignalsBlocked(const AllSignalsBlocked&) = delete;
+  AllSignalsBlocked& operator=(const AllSignalsBlocked&) = delete;
+  ~AllSignalsBlocked() { Restore(); }
+  // Cannot fail: the mask is one the kernel handed us.
+  void Restore() {
+    if (!blocked_) return;
+    pthread_sigmask(SIG_SETMASK, &saved_, nullptr);
+    blocked_ = false;
+  }
+
  private:
-  int fd_ = -1;
+  sigset_t saved_;
+  bool blocked_ = true;
 };
+
+// For a child whose spawn failed after it was created: the caller holds the child-table lock, so
+// the reaper cannot have reaped it and `pid` still names it. SIGKILL, then reap it here.
+void KillAndReap(pid_t pid) {
+  kill(pid, SIGKILL);  // our own unreaped child: cannot fail
+  int status;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+}
 
 void MakePipe(Napi::Env env, Fd& read_end, Fd& write_end) {
   int fds[2];
@@ -120,15 +145,17 @@ void MakePipe(Napi::Env env, Fd& read_end, Fd& write_end) {
 void GrowPipe(int fd) { fcntl(fd, F_SETPIPE_SZ, 1 << 20); }
 
 std::vector<std::string> StringArray(Napi::Env env, Napi::Value value, const char* name) {
-  if (!value.IsArray()) ThrowTypeError(env, std::string("spawn: ") + name + " must be an array of strings");
+  const char* where = "spawn(options)";
+  const char* rule = "an array of strings without NUL";
+  if (!value.IsArray()) ThrowArgumentError(env, where, name, rule, value);
   Napi::Array array = value.As<Napi::Array>();
   std::vector<std::string> out;
   out.reserve(array.Length());
   for (uint32_t i = 0; i < array.Length(); i++) {
     Napi::Value item = array.Get(i);
-    if (!item.IsString()) ThrowTypeError(env, std::string("spawn: ") + name + " must be an array of strings");
+    if (!item.IsString()) ThrowArgumentError(env, where, name, rule, value);
     std::string text = item.As<Napi::String>().Utf8Value();
-    if (text.find('\0') != std::string::npos) ThrowTypeError(env, std::string("spawn: ") + name + " entries must not contain NUL");
+    if (text.find('\0') != std::string::npos) ThrowArgumentError(env, where, name, rule, value);
     out.push_back(std::move(text));
   }
   return out;
@@ -140,14 +167,6 @@ std::vector<char*> CStringArray(std::vector<std::string>& strings) {
   for (auto& s : strings) out.push_back(s.data());
   out.push_back(nullptr);
   return out;
-}
-
-std::string StringField(Napi::Env env, Napi::Object options, const char* name) {
-  Napi::Value value = options.Get(name);
-  if (!value.IsString()) ThrowTypeError(env, std::string("spawn: options.") + name + " must be a string");
-  std::string text = value.As<Napi::String>().Utf8Value();
-  if (text.find('\0') != std::string::npos) ThrowTypeError(env, std::string("spawn: options.") + name + " must not contain NUL");
-  return text;
 }
 
 // clone3 with CLONE_PIDFD, and CLONE_INTO_CGROUP when a cgroup is given. Returns the pid, or -1
@@ -172,45 +191,43 @@ bool g_clone3_unavailable = false;
 // and stderr share one pipe and `stderr` is -1. Throws an errno error naming the failed step.
 Napi::Value Spawn(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() != 1 || !info[0].IsObject()) ThrowTypeError(env, "spawn(options): options must be an object");
+  const char* where = "spawn(options)";
+  if (info.Length() != 1 || !info[0].IsObject()) ThrowArgumentError(env, where, "options", "an object", info[0]);
   Napi::Object options = info[0].As<Napi::Object>();
-  std::string shell = StringField(env, options, "shell");
-  std::string command = StringField(env, options, "command");
-  std::string cwd = StringField(env, options, "cwd");
-  std::vector<std::string> env_strings = StringArray(env, options.Get("env"), "env");
+  std::string shell = StringField(options, where, "shell");
+  std::string command = StringField(options, where, "command");
+  std::string cwd = StringField(options, where, "cwd");
+  std::vector<std::string> env_strings = StringArray(env, options.Get("env"), "options.env");
   Napi::Value cgroup_value = options.Get("cgroup");
-  if (!cgroup_value.IsNull() && !cgroup_value.IsString()) ThrowTypeError(env, "spawn: options.cgroup must be a string or null");
-  std::string stdin_mode = StringField(env, options, "stdin");
-  if (stdin_mode != "null" && stdin_mode != "pipe") ThrowTypeError(env, "spawn: options.stdin must be \"null\" or \"pipe\"");
-  bool merge = options.Get("merge").ToBoolean();
-  bool force_fork = options.Get("forceFork").ToBoolean();
-  Napi::Value token_value = options.Get("token");
-  if (!token_value.IsNumber()) ThrowTypeError(env, "spawn: options.token must be a number");
-  double token = token_value.As<Napi::Number>().DoubleValue();
+  bool has_cgroup = !cgroup_value.IsNull();
+  if (has_cgroup && !cgroup_value.IsString()) ThrowArgumentError(env, where, "options.cgroup", "a cgroup directory or null", cgroup_value);
+  std::string cgroup = has_cgroup ? StringField(options, where, "cgroup", true) : "";
+  std::string stdin_mode = StringField(options, where, "stdin");
+  if (stdin_mode != "null" && stdin_mode != "pipe") ThrowArgumentError(env, where, "options.stdin", "\"null\" or \"pipe\"", options.Get("stdin"));
+  bool merge = BooleanField(options, where, "merge");
+  bool force_fork = BooleanField(options, where, "forceFork");
+  // 0 is what the reaper reports for an orphan; a job given 0 would read as one.
+  double token = static_cast<double>(IntegerField(options, where, "token", 1, kMaxSafeInteger));
 
   std::vector<std::string> argv_strings{"sh", "-c", command};
   std::vector<char*> argv = CStringArray(argv_strings);
   std::vector<char*> envp = CStringArray(env_strings);
 
   Fd cgroup_dir, cgroup_procs;
-  if (cgroup_value.IsString()) {
-    std::string path = cgroup_value.As<Napi::String>().Utf8Value();
-    int fd = open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) throw ErrnoError(env, errno, "open", path);
-    cgroup_dir.Reset(fd);
-    std::string procs = path + "/cgroup.procs";
-    fd = open(procs.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) throw ErrnoError(env, errno, "open", procs);
-    cgroup_procs.Reset(fd);
+  if (has_cgroup) {
+    cgroup_dir.Reset(open(cgroup.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (cgroup_dir.get() < 0) throw ErrnoError(env, errno, "open", cgroup);
+    std::string procs = cgroup + "/cgroup.procs";
+    cgroup_procs.Reset(open(procs.c_str(), O_WRONLY | O_CLOEXEC));
+    if (cgroup_procs.get() < 0) throw ErrnoError(env, errno, "open", procs);
   }
 
   Fd stdin_read, stdin_write, out_read, out_write, err_read, err_write, report_read, report_write;
   if (stdin_mode == "pipe") {
     MakePipe(env, stdin_read, stdin_write);
   } else {
-    int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw ErrnoError(env, errno, "open", "/dev/null");
-    stdin_read.Reset(fd);
+    stdin_read.Reset(open("/dev/null", O_RDONLY | O_CLOEXEC));
+    if (stdin_read.get() < 0) throw ErrnoError(env, errno, "open", "/dev/null");
   }
   MakePipe(env, out_read, out_write);
   GrowPipe(out_read.get());
@@ -221,7 +238,7 @@ Napi::Value Spawn(const Napi::CallbackInfo& info) {
   MakePipe(env, report_read, report_write);
 
   struct rlimit nofile{};
-  getrlimit(RLIMIT_NOFILE, &nofile);
+  if (getrlimit(RLIMIT_NOFILE, &nofile) != 0) throw ErrnoError(env, errno, "getrlimit");
   ChildPlan plan{};
   plan.shell = shell.c_str();
   plan.cwd = cwd.c_str();
@@ -233,31 +250,43 @@ Napi::Value Spawn(const Napi::CallbackInfo& info) {
   plan.report_fd = report_write.get();
   plan.max_fd = nofile.rlim_cur > 65536 || nofile.rlim_cur == RLIM_INFINITY ? 65536 : static_cast<int>(nofile.rlim_cur);
 
-  // Block every signal so no Node handler runs in the child between clone and the reset.
-  sigset_t all, saved;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &saved);
-
+  AllSignalsBlocked blocked(env);
   std::lock_guard<std::mutex> table(ChildTableLock());
-  int pidfd = -1;
+  Fd pidfd;
   pid_t pid = -1;
+  int spawn_errno = 0;
   const char* method = "clone3";
   if (!force_fork && !g_clone3_unavailable) {
     plan.cgroup_procs_fd = -1;
-    pid = Clone3(cgroup_dir.get(), &pidfd);
+    int raw_pidfd = -1;
+    pid = Clone3(cgroup_dir.get(), &raw_pidfd);
     if (pid == 0) ChildMain(plan);
-    if (pid < 0 && (errno == ENOSYS || errno == E2BIG || errno == EINVAL)) g_clone3_unavailable = true;
+    if (pid > 0) {
+      pidfd.Reset(raw_pidfd);
+    } else {
+      spawn_errno = errno;
+      if (spawn_errno == ENOSYS || spawn_errno == E2BIG || spawn_errno == EINVAL) g_clone3_unavailable = true;
+    }
   }
   if (pid < 0 && (force_fork || g_clone3_unavailable)) {
     method = "fork";
     plan.cgroup_procs_fd = cgroup_procs.get();
     pid = fork();
     if (pid == 0) ChildMain(plan);
-    if (pid > 0) pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));  // still unreaped: we hold the table lock
+    if (pid < 0) {
+      spawn_errno = errno;
+    } else {
+      pidfd.Reset(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
+      if (pidfd.get() < 0) {
+        // Without a pidfd the job could not be signalled safely: undo the spawn.
+        int err = errno;
+        KillAndReap(pid);
+        throw ErrnoError(env, err, "pidfd_open");
+      }
+    }
   }
-  int clone_errno = errno;
-  pthread_sigmask(SIG_SETMASK, &saved, nullptr);
-  if (pid < 0) throw ErrnoError(env, clone_errno, method);
+  blocked.Restore();
+  if (pid < 0) throw ErrnoError(env, spawn_errno, method);
 
   // The child's copies are what keep the pipes open now.
   stdin_read.Reset();
@@ -269,24 +298,36 @@ Napi::Value Spawn(const Napi::CallbackInfo& info) {
   ssize_t got;
   do got = read(report_read.get(), &failure, sizeof failure);
   while (got < 0 && errno == EINTR);
-  if (got == static_cast<ssize_t>(sizeof failure)) {
-    // Exec failed: reap the child here so nothing is left; the reaper sees ECHILD and skips it.
-    int status;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-    if (pidfd >= 0) close(pidfd);
-    throw ErrnoError(env, failure.err, StageName(failure.stage),
-                     failure.stage == kChdir ? cwd : failure.stage == kExec ? shell : "");
+  if (got != 0) {
+    int err = got < 0 ? errno : 0;
+    // Exec failed (the child has exited 127), or the pipe failed us: no job either way.
+    KillAndReap(pid);
+    if (got == static_cast<ssize_t>(sizeof failure)) {
+      throw ErrnoError(env, failure.err, StageName(failure.stage),
+                       failure.stage == kChdir ? cwd : failure.stage == kExec ? shell : "");
+    }
+    throw ErrnoError(env, got < 0 ? err : EPROTO, "read", "the spawn error pipe");
   }
-  RegisterChildLocked(pid, token);
+  try {
+    RegisterChildLocked(pid, token);
+  } catch (const std::bad_alloc&) {
+    KillAndReap(pid);
+    throw ErrnoError(env, ENOMEM, "spawn");
+  }
   NotifyChildSpawned();
 
   Napi::Object result = Napi::Object::New(env);
   result.Set("pid", Napi::Number::New(env, pid));
-  result.Set("pidfd", Napi::Number::New(env, pidfd));
-  result.Set("stdin", Napi::Number::New(env, stdin_write.get() >= 0 ? stdin_write.release() : -1));
-  result.Set("stdout", Napi::Number::New(env, out_read.release()));
-  result.Set("stderr", Napi::Number::New(env, merge ? -1 : err_read.release()));
+  result.Set("pidfd", Napi::Number::New(env, pidfd.get()));
+  result.Set("stdin", Napi::Number::New(env, stdin_write.get()));
+  result.Set("stdout", Napi::Number::New(env, out_read.get()));
+  result.Set("stderr", Napi::Number::New(env, merge ? -1 : err_read.get()));
   result.Set("method", Napi::String::New(env, method));
+  // Only now are the descriptors the caller's.
+  pidfd.release();
+  stdin_write.release();
+  out_read.release();
+  err_read.release();
   return result;
 }
 

@@ -1,7 +1,7 @@
 /** heph-jobs: locked background jobs for an agent runtime. The public API. */
-export { JobRuntime } from './runtime.js';
-export type { BackgroundInput, StatusOptions, KillOptions, Capabilities, JobEvent } from './runtime.js';
-export type { JobRuntimeOptions } from './options.js';
+export { JobRuntime } from './runtime/job-runtime.js';
+export type { BackgroundInput, StatusOptions, KillOptions, Capabilities, JobEvent } from './runtime/job-runtime.js';
+export type { JobRuntimeOptions } from './runtime/options.js';
 export { buildListReport, formatElapsed } from './reports/report.js';
 export type { JobReport, JobListReport, ReportState } from './reports/report.js';
 export { createTools } from './tools/index.js';
@@ -19,6 +19,24 @@ export type {
   ToolRuntime,
   Tools,
 } from './tools/index.js';
-export type { JobState } from './job-record.js';
-export type { ContainmentChoice, ContainmentMode, Containment, SignalName, OutputLine, OutputSnapshot } from './protocol/messages.js';
-export * from './errors.js';
+export type { JobState } from './runtime/job-record.js';
+export type { ContainmentChoice, ContainmentMode, Containment, SignalName, OutputLine, OutputRead as OutputSnapshot } from './protocol/messages.js';
+export {
+  HephError,
+  InvalidInputError,
+  JobNotFoundError,
+  JobLimitError,
+  SpawnError,
+  SupervisorLostError,
+  ProtocolError,
+  RuntimeClosedError,
+  RemoteError,
+  LockError,
+  BadResourceError,
+  BadLockRuleError,
+  LockTimeoutError,
+  LockCancelledError,
+  LockBusyError,
+  LockSyncUnavailableError,
+} from './protocol/errors.js';
+export type { ErrorCode, HephErrorOptions } from './protocol/errors.js';

@@ -7,8 +7,8 @@
  * Sections: reports · tools · errors · locks · containment. (The tools' descriptions and the
  * descriptions of their input fields are part of the schemas, in src/tools/schema.ts.)
  */
-// Imports here are types and the protocol's describer only: errors.ts and the lock table import this
-// module, so a value imported from them would be read before it is initialised.
+// Imports here are types and the protocol's describer only: the lock table, the reports and the tools
+// import this module, and a value imported back from them would be read before it is initialised.
 import { describeValue } from './protocol/describe.js';
 import type { Containment } from './protocol/messages.js';
 import type { ReportState, WaitOutcome } from './reports/report.js';
@@ -124,8 +124,8 @@ export function stoppedByTimeout(elapsed: string): string {
 export interface NextStepFacts {
   id: number;
   state: ReportState;
-  /** The resources a waiting job waits for, as the lock table writes them (`port:5173`, `path:/x (shared)`). */
-  wants: readonly string[];
+  /** The resources a waiting job waits for. */
+  wants: readonly LockResourceFacts[];
   reason: string | null;
   cleanedUp: boolean;
 }
@@ -137,7 +137,7 @@ export function nextStep({ id, state, wants, reason, cleanedUp }: NextStepFacts)
     case 'running':
       return `job_status ${arg} reads more; job_kill ${arg} stops it.`;
     case 'waiting': {
-      const what = wants.length > 0 ? `: ${wants.join(', ')}` : '';
+      const what = wants.length > 0 ? `: ${wants.map(formatResource).join(', ')}` : '';
       return `job ${id} has not started: it waits for its locks${what}. job_status ${arg} shows when it runs; job_kill ${arg} gives up on it.`;
     }
     case 'failed':
@@ -306,17 +306,37 @@ export function badApproverAnswer(tool: string, pattern: string, answer: unknown
 }
 
 /**
- * job_status / job_kill whose own rules overlap what the target holds: fail at once. `own`: the
- * tool's resources in the overlap; `held`: the target's (each as the lock table writes it).
+ * job_status / job_kill whose own rules overlap what the target holds: fail at once. In each
+ * conflict, `a` is the tool's resource and `b` the target's.
  */
-export function selfDeadlock(tool: string, job: { id: number; command: string }, own: readonly string[], held: readonly string[]): string {
+export function selfDeadlock(
+  tool: string,
+  job: { id: number; command: string },
+  conflicts: readonly { a: LockResourceFacts; b: LockResourceFacts }[],
+): string {
+  const names = (side: 'a' | 'b') => [...new Set(conflicts.map((conflict) => formatResource(conflict[side])))].join(', ');
   const target = `job ${job.id} (${job.command})`;
   return (
-    `${tool} cannot run: its lock rules need ${own.join(', ')}, and ${target} holds ${held.join(', ')} until it ` +
+    `${tool} cannot run: its lock rules need ${names('a')}, and ${target} holds ${names('b')} until it ` +
     `has ended, so this call would wait on its own target. Nothing was ${didNot(tool)}. ` +
     `Ask the user to run /job-kill ${job.id}, which stops the job without waiting for any lock.`
   );
 }
+
+/** createTools was configured with something it cannot use (a host's mistake, thrown at once). */
+export const toolsConfig = {
+  notAnObject: (value: unknown) => `createTools options must be an object; received ${typeof value}`,
+  badApprover: (value: unknown) =>
+    `createTools option approve must be a function (request) => Promise<"once" | "always" | "deny">; received ${typeof value}`,
+  contextNotAnObject: (name: string, value: unknown) => `${name} must be an object { cwd?, env?, ref? }; received ${value === null ? 'null' : typeof value}`,
+  badCwd: (name: string, value: unknown) => `${name}.cwd must be a string (a directory); received ${typeof value}`,
+  badEnv: (name: string, value: unknown) => `${name}.env must be an object of strings; received ${typeof value}`,
+  badRef: (name: string, value: unknown) => `${name}.ref must be a string; received ${typeof value}`,
+};
+
+// ---- errors --------------------------------------------------------------------------------
+// An error's own message is a statement of fact for the engineer who catches it
+// (src/protocol/errors.ts); what a model reads about it is worded here from its code and details.
 
 /** An error's code and message, as `errorText` needs them (a HephError, or one rebuilt from the wire). */
 export interface CodedError {
@@ -339,7 +359,7 @@ export function errorText(tool: string, error: unknown, coded: CodedError | null
       case 'ERR_JOB_NOT_FOUND':
         return jobNotFound(tool, coded.details.id, coded.details.known);
       case 'ERR_JOB_LIMIT':
-        return `${tool} is refused: ${message} ${nothing}`;
+        return `${tool} is refused: ${message} Stop one with job_kill, or wait for one to end, then try again. ${nothing}`;
       case 'ERR_SPAWN':
         return `${tool}: the job could not start: ${message} Fix the command or its working directory, then try again.`;
       case 'ERR_BAD_RESOURCE':
@@ -380,38 +400,6 @@ export function jobNotFound(tool: string, id: unknown, known: unknown): string {
   return `${tool}: there is no job ${String(id)}. ${which} job_status {} lists every job.`;
 }
 
-/** createTools was configured with something it cannot use (a host's mistake, thrown at once). */
-export const toolsConfig = {
-  notAnObject: (value: unknown) => `createTools options must be an object; received ${typeof value}`,
-  badApprover: (value: unknown) =>
-    `createTools option approve must be a function (request) => Promise<"once" | "always" | "deny">; received ${typeof value}`,
-  contextNotAnObject: (name: string, value: unknown) => `${name} must be an object { cwd?, env?, ref? }; received ${value === null ? 'null' : typeof value}`,
-  badCwd: (name: string, value: unknown) => `${name}.cwd must be a string (a directory); received ${typeof value}`,
-  badEnv: (name: string, value: unknown) => `${name}.env must be an object of strings; received ${typeof value}`,
-  badRef: (name: string, value: unknown) => `${name}.ref must be a string; received ${typeof value}`,
-};
-
-// ---- errors --------------------------------------------------------------------------------
-
-/** JobNotFoundError: `id` names no job; `known` are the ids that do. */
-export function jobNotFoundMessage(id: unknown, known: readonly number[]): string {
-  const list = known.length === 0 ? 'there are no jobs' : `known jobs: ${known.join(', ')}`;
-  return `no job ${String(id)}; ${list}`;
-}
-
-/** JobLimitError: `running` already fill the cap of `maxJobs`. */
-export function jobLimitMessage(maxJobs: number, running: readonly { id: number; command: string }[]): string {
-  const names = running.map((job) => `job ${job.id} (${job.command})`).join(', ');
-  return (
-    `${running.length} of ${maxJobs} jobs are running, the most allowed at once: ${names}. ` +
-    'Stop one with job_kill, or wait for one to end, then try again.'
-  );
-}
-
-/** RuntimeClosedError: a call after close(). */
-export function runtimeClosedMessage(): string {
-  return 'the job runtime is closed; start a new one with JobRuntime.start()';
-}
 
 /**
  * What is wrong with a command, a wait pattern or an environment a caller handed the runtime. The
@@ -432,6 +420,270 @@ export const inputProblem = {
 };
 
 // ---- locks ---------------------------------------------------------------------------------
+// The lock table's explanations. Callers pass facts: owners, resources, blockers, and received
+// values already shown with describeValue (src/protocol/describe.ts).
+
+/** A lock owner as a message sees it: its label, then its other plain fields. */
+export interface LockOwnerFacts {
+  readonly label: string;
+  readonly [key: string]: unknown;
+}
+
+/** One resource of a lock request as a message sees it. */
+export interface LockResourceFacts {
+  readonly resource: string;
+  readonly mode: 'exclusive' | 'shared';
+}
+
+/** A lock request as a message sees it. */
+export interface LockRequestFacts {
+  readonly owner: LockOwnerFacts;
+  readonly resources: readonly LockResourceFacts[];
+}
+
+/** Something in a request's way: it holds `resource` (or waits for it, having arrived earlier). */
+export interface LockBlockerFacts {
+  readonly owner: LockOwnerFacts;
+  readonly holding: boolean;
+  readonly resource: LockResourceFacts;
+  /** The blocked request's resource that conflicts with `resource`. */
+  readonly wants: LockResourceFacts;
+}
+
+/** Blockers named in one message; a long queue would otherwise make a message of thousands of lines. */
+const MAX_BLOCKERS_SHOWN = 8;
+
+/** `port:5173` or `path:/x (shared)`: how a resource is shown in messages. */
+export function formatResource(res: LockResourceFacts): string {
+  return res.mode === 'shared' ? `${res.resource} (shared)` : res.resource;
+}
+
+function listLockResources(resources: readonly LockResourceFacts[]): string {
+  return resources.length === 0 ? '(no resources)' : resources.map(formatResource).join(', ');
+}
+
+/** `"npm run dev" (kind=job, jobId=3)`: the label, then the owner's other plain fields. */
+export function describeOwner(owner: LockOwnerFacts): string {
+  const extras: string[] = [];
+  for (const [key, value] of Object.entries(owner)) {
+    if (key === 'label') continue;
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
+      extras.push(`${key}=${value}`);
+    }
+  }
+  const label = JSON.stringify(owner.label);
+  return extras.length === 0 ? label : `${label} (${extras.join(', ')})`;
+}
+
+/** `port:5173 is held by "npm run dev" (kind=job, jobId=3)`; one clause per blocker, `; `-joined. */
+export function describeBlockers(blockers: readonly LockBlockerFacts[]): string {
+  const clauses: string[] = [];
+  for (const b of blockers) {
+    const theirs = b.resource.resource === b.wants.resource ? '' : ` (through ${formatResource(b.resource)})`;
+    const how = b.holding ? 'is held by' : 'is wanted first by';
+    const who = b.holding ? describeOwner(b.owner) : `${describeOwner(b.owner)}, which arrived earlier and waits`;
+    const clause = `${formatResource(b.wants)}${theirs} ${how} ${who}`;
+    if (!clauses.includes(clause)) clauses.push(clause);
+  }
+  if (clauses.length <= MAX_BLOCKERS_SHOWN) return clauses.join('; ');
+  const rest = clauses.length - MAX_BLOCKERS_SHOWN;
+  return `${clauses.slice(0, MAX_BLOCKERS_SHOWN).join('; ')}; and ${rest} more (see the lock table snapshot)`;
+}
+
+/** `port:1, path:/x (shared) for "npm run dev" (kind=job)` */
+function lockRequestText(req: LockRequestFacts): string {
+  return `${listLockResources(req.resources)} for ${describeOwner(req.owner)}`;
+}
+
+/** What is in the way, then how to free it when jobs hold it (`holdingJobIds`). */
+function blockedBy(blockers: readonly LockBlockerFacts[], holdingJobIds: readonly string[]): string {
+  const hint =
+    holdingJobIds.length === 0
+      ? ''
+      : ` To free them, stop the holding job: ${holdingJobIds.map((id) => `/job-kill ${id}`).join(', ')}.`;
+  return `${describeBlockers(blockers)}.${hint}`;
+}
+
+/** LockTimeoutError: the wait for the table ran out. */
+export function lockTimeoutMessage(
+  req: LockRequestFacts,
+  ms: number,
+  blockers: readonly LockBlockerFacts[],
+  holdingJobIds: readonly string[],
+): string {
+  return `timed out after ${ms} ms waiting for ${lockRequestText(req)}: ${blockedBy(blockers, holdingJobIds)}`;
+}
+
+/** LockTimeoutError: the table granted, the kernel locks (the backend) did not in time. */
+export function lockBackendTimeoutMessage(req: LockRequestFacts, ms: number): string {
+  return (
+    `timed out after ${ms} ms waiting for the kernel locks on ${lockRequestText(req)}: this runtime grants ` +
+    'them, but another process holds at least one (another heph runtime on this machine?)'
+  );
+}
+
+/** LockBusyError: `wait: false` or tryAcquire, and something is in the way. */
+export function lockBusyMessage(
+  req: LockRequestFacts,
+  blockers: readonly LockBlockerFacts[],
+  holdingJobIds: readonly string[],
+): string {
+  return `cannot lock ${lockRequestText(req)} now: ${blockedBy(blockers, holdingJobIds)}`;
+}
+
+/** LockCancelledError: the caller's AbortSignal fired, while queued or while the backend was asked. */
+export function lockCancelledMessage(
+  req: LockRequestFacts,
+  blockers: readonly LockBlockerFacts[],
+  whileBackend: boolean,
+): string {
+  const where = whileBackend
+    ? ' while waiting for the kernel locks'
+    : blockers.length > 0
+      ? ` while waiting (${describeBlockers(blockers)})`
+      : ' before it could be granted';
+  return `lock request for ${lockRequestText(req)} was cancelled${where}`;
+}
+
+/** LockSyncUnavailableError. */
+export const LOCK_SYNC_UNAVAILABLE =
+  'tryAcquire() cannot take locks synchronously on a table with a backend (the kernel locks ' +
+  'are taken asynchronously); use `await table.acquire(owner, resources, { wait: false })`, ' +
+  'which fails at once with ERR_LOCK_BUSY instead of waiting';
+
+/** The process warning when a backend's release fails (the local hold is released anyway). */
+export function lockBackendReleaseFailedWarning(leaseId: number, owner: LockOwnerFacts, error: string): string {
+  return `heph-jobs: releasing the backend locks of lease ${leaseId} (${describeOwner(owner)}) failed: ${error}`;
+}
+
+export const LOCK_BACKEND_OPTION_REFUSED =
+  'LockTable option "backend" must have an acquire(resources, owner, signal) method';
+
+export function lockOwnerNotObjectMessage(shown: string): string {
+  return (
+    'lock owner must be an object with a "label" string, e.g. { kind: "job", jobId: 3, label: "npm run dev" }; ' +
+    `received ${shown}`
+  );
+}
+
+export function lockOwnerLabelMessage(shownLabel: string): string {
+  return `lock owner needs a non-empty "label" string (shown in lock messages); received label ${shownLabel}`;
+}
+
+export function acquireOptionsNotObjectMessage(shown: string): string {
+  return `acquire options must be an object; received ${shown}`;
+}
+
+const ACQUIRE_OPTION_ACCEPTS = { signal: 'an AbortSignal', wait: 'a boolean' } as const;
+
+export function acquireOptionMessage(option: keyof typeof ACQUIRE_OPTION_ACCEPTS, shown: string): string {
+  return `option "${option}" must be ${ACQUIRE_OPTION_ACCEPTS[option]}; received ${shown}`;
+}
+
+/** How the integer check names `timeoutMs`, so its message also says what Infinity means. */
+export const ACQUIRE_TIMEOUT_OPTION = 'option "timeoutMs" (milliseconds; Infinity waits for ever)';
+
+/** BadResourceError: `shown` is the received value, `reason` one of badResourceReason. */
+export function badResourceMessage(shown: string, reason: string, maxLength: number): string {
+  return (
+    `bad lock resource ${shown}: ${reason}; expected "kind:value": kind made of lowercase letters, digits and ` +
+    `"-", value non-empty without NUL or newline, at most ${maxLength} characters in all; ` +
+    'a path: value must be absolute (e.g. "path:/repo/node_modules")'
+  );
+}
+
+/** Why a resource is refused; also kept as the error's `details.reason`. */
+export const badResourceReason = {
+  notString: (type: string) => `a resource must be a string, got ${type}`,
+  empty: 'it is empty',
+  tooLong: (length: number, max: number) => `it is ${length} characters long, more than ${max}`,
+  noColon: 'it has no ":" between kind and value',
+  emptyKind: 'the kind before ":" is empty',
+  badKind: (kind: string) =>
+    `the kind ${JSON.stringify(kind)} may only contain lowercase letters, digits and "-"`,
+  emptyValue: 'the value after ":" is empty',
+  forbidden: (char: '\0' | '\n' | '\r', offset: number) =>
+    `the value contains ${char === '\0' ? 'a NUL character' : 'a newline'} at offset ${offset}`,
+  relativePath: 'a path: value must be an absolute path (start with "/")',
+  objectWithoutResource:
+    'an object resource needs a "resource" string, as in { resource: "path:/x", mode: "shared" }',
+  notSpec: 'a resource must be a "kind:value" string or { resource, mode }',
+} as const;
+
+export function badLockModeMessage(shownMode: string, shownResource: string): string {
+  return `bad lock mode ${shownMode} for ${shownResource}: mode must be "exclusive" (the default) or "shared"`;
+}
+
+/** The resources of a request are not an array; `lone` is the string passed instead, if it was one. */
+export function badLockRequestMessage(shown: string, lone: string | undefined): string {
+  const hint = lone === undefined ? '' : `; wrap a single resource in an array: [${JSON.stringify(lone)}]`;
+  return (
+    `bad lock request ${shown}: resources must be an array of "kind:value" strings ` +
+    `or { resource, mode } objects${hint}`
+  );
+}
+
+/** BadLockRuleError for a template whose braces do not parse; `reason` one of ruleTemplateReason. */
+export function badRuleTemplateMessage(template: string, rule: string, reason: string): string {
+  return (
+    `bad lock rule template ${JSON.stringify(template)} for ${JSON.stringify(rule)}: ${reason}; ` +
+    'a template is a "kind:value" resource with {name} placeholders, e.g. "worktree:{ref}"'
+  );
+}
+
+export const ruleTemplateReason = {
+  strayClose: (offset: number) => `a "}" at offset ${offset} closes no "{"`,
+  unclosed: (offset: number) => `the "{" at offset ${offset} is never closed`,
+  notAName: (name: string) =>
+    `placeholder ${JSON.stringify(`{${name}}`)} is not a name (letters, digits and "_", not starting with a digit)`,
+} as const;
+
+export function ruleTemplateNotStringMessage(shown: string, rule: string): string {
+  return (
+    `bad lock rule template ${shown} for ${JSON.stringify(rule)}: a template must be a string ` +
+    'like "worktree:{ref}" or { resource: "path:{worktree}/node_modules", mode: "shared" }'
+  );
+}
+
+export function lockRulesNotObjectMessage(shown: string): string {
+  return (
+    'lock rules must be an object mapping tool or action names to arrays of templates, e.g. ' +
+    `{ background: ["worktree:{ref}"] }; received ${shown}`
+  );
+}
+
+export function lockRulesNotArrayMessage(rule: string, shown: string): string {
+  return `lock rules for ${JSON.stringify(rule)} must be an array of templates, e.g. ["worktree:{ref}"]; received ${shown}`;
+}
+
+/** `ref="main", worktree (not set by this call)`: the variables a rule could use, with their values. */
+export function ruleVariablesText(vars: readonly (readonly [name: string, value: string | number | undefined])[]): string {
+  return vars
+    .map(([name, value]) => (value === undefined ? `${name} (not set by this call)` : `${name}=${JSON.stringify(value)}`))
+    .join(', ');
+}
+
+/** BadLockRuleError: a placeholder that is neither standard nor passed (`unknown`), or not set by this call. */
+export function rulePlaceholderMessage(
+  template: string,
+  rule: string,
+  placeholder: string,
+  unknown: boolean,
+  variables: string,
+): string {
+  const problem = unknown
+    ? `uses unknown placeholder {${placeholder}}`
+    : `needs {${placeholder}}, which this call does not provide`;
+  return `lock rule template ${JSON.stringify(template)} for ${JSON.stringify(rule)} ${problem}; variables available: ${variables}`;
+}
+
+/** BadResourceError: a rule expanded to a resource that parseResource refused (`inner` says why). */
+export function badRuleExpansionMessage(template: string, rule: string, variables: string, inner: string): string {
+  return (
+    `lock rule template ${JSON.stringify(template)} for ${JSON.stringify(rule)} expanded to a bad resource ` +
+    `(variables: ${variables}): ${inner}`
+  );
+}
 
 // ---- containment ---------------------------------------------------------------------------
 

@@ -5,8 +5,8 @@
  */
 import net from 'node:net';
 import { encodeFrame, FrameReader } from '../src/protocol/codec.js';
-import { ProtocolError, serializeError } from '../src/errors.js';
-import type { Request, SupervisorEvent } from '../src/protocol/messages.js';
+import { ProtocolError, serializeError } from '../src/protocol/errors.js';
+import { isEnvelope, isRequestType, type Request, type SupervisorEvent } from '../src/protocol/messages.js';
 
 export const CHANNEL_FD = 3;
 
@@ -22,14 +22,20 @@ export class SupervisorChannel {
           this.send({ event: 'protocol-error', message: frame.message });
           return;
         }
-        const request = frame.value as Request;
-        if (!isRequest(request)) {
+        const envelope = frame.value;
+        if (!isEnvelope(envelope)) {
           const id = (frame.value as { id?: unknown } | null)?.id;
           const error = serializeError(new ProtocolError('a request needs a numeric id and a string type'));
           if (typeof id === 'number') this.send({ id, ok: false, error });
           else this.send({ event: 'protocol-error', message: error.message });
           return;
         }
+        if (!isRequestType(envelope.type)) {
+          const error = new ProtocolError(`unknown request type ${JSON.stringify(envelope.type)}`);
+          this.send({ id: envelope.id, ok: false, error: serializeError(error) });
+          return;
+        }
+        const request = envelope as Request;
         onRequest(request).then(
           (value) => this.send({ id: request.id, ok: true, value: value ?? null }),
           (error: unknown) => this.send({ id: request.id, ok: false, error: serializeError(error) }),
@@ -50,10 +56,4 @@ export class SupervisorChannel {
   close(): void {
     this.socket.destroy();
   }
-}
-
-function isRequest(value: unknown): value is Request {
-  if (typeof value !== 'object' || value === null) return false;
-  const record = value as { id?: unknown; type?: unknown };
-  return typeof record.id === 'number' && Number.isSafeInteger(record.id) && typeof record.type === 'string';
 }

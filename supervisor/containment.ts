@@ -12,9 +12,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { constants as os } from 'node:os';
-import { native } from '../src/native.js';
-import { findOwnCgroupDir, removeCgroupTree } from '../src/platform/cgroup.js';
-import { cgroupOf, childrenOf, descendantsOf, environContains, listProcesses, processStartTime, readProcStat, type ProcEntry } from '../src/platform/procfs.js';
+import { native } from './native.js';
+import { findOwnCgroupDir, removeCgroupTree } from './platform/cgroup.js';
+import { cgroupOf, childrenOf, descendantsOf, environContains, listProcesses, processStartTime, readProcStat, type ProcEntry } from './platform/procfs.js';
 import type { Containment, ContainmentChoice } from '../src/protocol/messages.js';
 
 /** What a strategy needs to know about one job. */

@@ -1,15 +1,16 @@
 /**
  * One job as the supervisor sees it: the leader it spawned, the pipes it reads, the output ring,
- * and the way from "leader exited" or "kill requested" to "done": every process gone and reaped,
+ * and the way from "leader exited" or "kill requested" to "cleaned up": every process gone and reaped,
  * the cgroup removed, the output drained.
  */
 import net from 'node:net';
 import { constants as os } from 'node:os';
-import { native } from '../src/native.js';
-import { InvalidInputError, SpawnError } from '../src/errors.js';
+import { native } from './native.js';
+import { InvalidInputError, SpawnError } from '../src/protocol/errors.js';
 import type { JobFacts, KillParams, SignalName, SpawnParams, SpawnReply, SupervisorConfig } from '../src/protocol/messages.js';
 import type { ContainmentStrategy, JobIdentity } from './containment.js';
 import { OutputRing, type ReadOptions, type OutputRead } from './output/index.js';
+import type { WaitableJob } from './output-wait.js';
 import { hasZombieChildren } from './zombies.js';
 import { jobStats } from './stats.js';
 
@@ -25,7 +26,6 @@ export function signalName(signal: number): string {
 export interface JobHooks {
   onExited(job: SupervisedJob): void;
   onDone(job: SupervisedJob): void;
-  onOutput(job: SupervisedJob): void;
 }
 
 /** The one read buffer of the supervisor (a pipe holds at most 1 MiB; we grow each job's so). */
@@ -35,28 +35,30 @@ const sharedReadBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
 /** How soon a cgroup that could not be removed yet (EBUSY) is tried again. */
 const RELEASE_RETRY_MS = 2;
 
-/** Output notifications to a waiting runtime are coalesced to one per this many ms per job. */
-const OUTPUT_NOTIFY_MS = 5;
+/** Bound on one scan of new lines by a waiting read (it reads on from where it stopped). */
+const WAIT_SCAN_BYTES = 4 * 1024 * 1024;
 
-export class SupervisedJob {
+export class SupervisedJob implements WaitableJob {
   readonly id: number;
   readonly ring: OutputRing;
   readonly identity: JobIdentity;
   exit: { code: number | null; signal: string | null; at: number } | null = null;
-  done = false;
+  /** Every process of the job is gone and reaped, its cgroup removed (the runtime's `cleanedUp`). */
+  cleanedUp = false;
   private readonly streams: net.Socket[] = [];
   private stdin: net.Socket | null = null;
   private pidfd = -1;
   private stopWatching: () => void = () => {};
-  private doneWaiters: (() => void)[] = [];
+  private drainWaiters: (() => void)[] = [];
   private cleanup: Promise<void> | null = null;
   private checking = false;
   private checkScheduled = false;
   /** A stop with SIGKILL is under way: a later TERM stop (the leader's exit) adds nothing. */
   private killing = false;
   private readonly hadStdin: boolean;
-  private subscribed = false;
-  private notifyTimer: NodeJS.Timeout | null = null;
+  /** Waiting reads (output-wait.ts), woken on new output, on the leader's exit and on completion. */
+  private readonly changeListeners = new Set<() => void>();
+  private wakeScheduled = false;
 
   private constructor(
     params: SpawnParams,
@@ -105,16 +107,16 @@ export class SupervisedJob {
 
   /** What the job is now; `withStats` adds its resources (a /proc and cgroup read). */
   facts(withStats = false): JobFacts {
-    const members = this.done ? [] : this.strategy.members(this.identity);
+    const members = this.cleanedUp ? [] : this.strategy.members(this.identity);
     return {
       job: this.id,
       pid: this.identity.pid,
       cgroup: this.identity.cgroup,
       exit: this.exit,
-      done: this.done,
+      cleanedUp: this.cleanedUp,
       procs: members.length,
       stdinOpen: this.stdin !== null,
-      stats: withStats && !this.done ? jobStats(this.strategy, this.identity, members) : null,
+      stats: withStats && !this.cleanedUp ? jobStats(this.strategy, this.identity, members) : null,
     };
   }
 
@@ -138,6 +140,7 @@ export class SupervisedJob {
         this.pidfd = -1;
       }
       this.hooks.onExited(this);
+      this.changedNow();
       if (!this.cleanup) this.cleanup = this.stop('TERM', this.config.killGraceMs);
       // The job may have emptied while its exit was deferred (a check then returns early, as the
       // leader had not been recorded yet), and nothing else would look again.
@@ -151,7 +154,7 @@ export class SupervisedJob {
    * and each check reads /proc.
    */
   poke(): void {
-    if (this.checkScheduled || this.done) return;
+    if (this.checkScheduled || this.cleanedUp) return;
     this.checkScheduled = true;
     setImmediate(() => {
       this.checkScheduled = false;
@@ -159,9 +162,9 @@ export class SupervisedJob {
     });
   }
 
-  /** job_kill: signal, grace, escalate, and resolve when the job is done. INT does not escalate. */
+  /** job_kill: signal, grace, escalate, and resolve when the job is cleaned up. INT does not escalate. */
   async kill(params: KillParams): Promise<JobFacts> {
-    if (!this.done) {
+    if (!this.cleanedUp) {
       if (params.signal === 'INT') {
         this.strategy.signalAll(this.identity, SIGNALS.INT);
         await this.waitDone(params.graceMs);
@@ -175,7 +178,7 @@ export class SupervisedJob {
 
   /** Runtime gone: no grace, every process now. */
   async destroy(): Promise<void> {
-    if (this.done) return;
+    if (this.cleanedUp) return;
     await this.stop('KILL', 0);
   }
 
@@ -189,7 +192,7 @@ export class SupervisedJob {
           : `job ${this.id} was started without a stdin pipe, so its stdin is /dev/null; start it with stdin: true to write to it`,
       );
     }
-    if (this.done || stdin.destroyed) throw new InvalidInputError(`job ${this.id} has ended; nothing reads its stdin any more`);
+    if (this.cleanedUp || stdin.destroyed) throw new InvalidInputError(`job ${this.id} has ended; nothing reads its stdin any more`);
     if (data.length > 0) await new Promise<void>((resolve) => stdin.write(data, () => resolve()));
     if (close) {
       this.stdin = null;
@@ -197,54 +200,78 @@ export class SupervisedJob {
     }
   }
 
-  /** Tells `listener` (at most every few ms) that new output arrived, while someone waits on it. */
-  subscribe(on: boolean): void {
-    this.subscribed = on;
+  get ended(): boolean {
+    return this.exit !== null;
   }
 
-  private notifyOutput(): void {
-    if (!this.subscribed || this.notifyTimer) return;
-    this.notifyTimer = setTimeout(() => {
-      this.notifyTimer = null;
-      if (this.subscribed) this.hooks.onOutput(this);
-    }, OUTPUT_NOTIFY_MS);
+  /** Cleaned up, and the last output read: nothing more will come. */
+  get drained(): boolean {
+    return this.isDrained;
+  }
+
+  get lineCount(): number {
+    return this.ring.lineCount;
+  }
+
+  readLines(since: number): OutputRead {
+    return this.ring.read({ tail: 0, since, maxBytes: WAIT_SCAN_BYTES });
+  }
+
+  onChange(wake: () => void): () => void {
+    this.changeListeners.add(wake);
+    return () => this.changeListeners.delete(wake);
+  }
+
+  /** Wakes the waiting reads now (an exit or the completion: rare, and worth answering at once). */
+  private changedNow(): void {
+    for (const wake of [...this.changeListeners]) wake();
+  }
+
+  /** Wakes the waiting reads after this event-loop turn: a flood's many reads cost one scan. */
+  private changedSoon(): void {
+    if (this.changeListeners.size === 0 || this.wakeScheduled) return;
+    this.wakeScheduled = true;
+    setImmediate(() => {
+      this.wakeScheduled = false;
+      this.changedNow();
+    });
   }
 
   private async stop(signal: 'TERM' | 'KILL', graceMs: number): Promise<void> {
     if (signal === 'KILL') this.killing = true;
-    if (signal === 'TERM' && !this.done && !this.killing) {
+    if (signal === 'TERM' && !this.cleanedUp && !this.killing) {
       // SIGCONT after SIGTERM: a stopped process can only act on the TERM once it runs again.
       this.strategy.signalAll(this.identity, SIGNALS.TERM);
       this.strategy.signalAll(this.identity, SIGCONT);
       if (await this.waitDone(graceMs)) return;
     }
-    while (!this.done) {
+    while (!this.cleanedUp) {
       this.strategy.killAll(this.identity);
       // cgroup.kill is final; the process-group path re-scans in case something slipped through.
       if (await this.waitDone(1000)) return;
     }
   }
 
-  /** Resolves true once done, false when `ms` passes first. */
+  /** Resolves true once cleaned up and drained, false when `ms` passes first. */
   private waitDone(ms: number): Promise<boolean> {
-    if (this.done) return Promise.resolve(true);
+    if (this.cleanedUp) return Promise.resolve(true);
     this.checkDone();
-    if (this.done) return Promise.resolve(true);
+    if (this.cleanedUp) return Promise.resolve(true);
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
-        this.doneWaiters = this.doneWaiters.filter((waiter) => waiter !== onDone);
+        this.drainWaiters = this.drainWaiters.filter((waiter) => waiter !== onDone);
         resolve(false);
       }, ms);
       const onDone = () => {
         clearTimeout(timer);
         resolve(true);
       };
-      this.doneWaiters.push(onDone);
+      this.drainWaiters.push(onDone);
     });
   }
 
   private checkDone(): void {
-    if (this.done || this.exit === null || this.checking) return;
+    if (this.cleanedUp || this.exit === null || this.checking) return;
     this.checking = true;
     try {
       if (!this.strategy.isEmpty(this.identity)) return;
@@ -264,7 +291,7 @@ export class SupervisedJob {
   }
 
   private finish(): void {
-    this.done = true;
+    this.cleanedUp = true;
     this.stopWatching();
     this.stdin?.destroy();
     this.stdin = null;
@@ -285,13 +312,14 @@ export class SupervisedJob {
     else for (const stream of this.streams) if (!stream.destroyed) stream.once('close', onClosed);
   }
 
-  private completed = false;
+  private isDrained = false;
 
   private complete(): void {
-    if (this.completed) return;
-    this.completed = true;
+    if (this.isDrained) return;
+    this.isDrained = true;
     this.hooks.onDone(this);
-    for (const waiter of this.doneWaiters.splice(0)) waiter();
+    this.changedNow();
+    for (const waiter of this.drainWaiters.splice(0)) waiter();
   }
 
   private closeOutput(): void {
@@ -311,14 +339,14 @@ export class SupervisedJob {
         buffer: sharedReadBuffer,
         callback: (bytes: number, buffer: Uint8Array) => {
           this.ring.push(name, Buffer.from(buffer.buffer, buffer.byteOffset, bytes));
-          if (this.subscribed) this.notifyOutput();
+          this.changedSoon();
           return true;
         },
       },
     } as net.SocketConstructorOpts);
     stream.on('end', () => {
       this.ring.end(name);
-      if (this.subscribed) this.notifyOutput();
+      this.changedSoon();
     });
     stream.on('error', () => this.ring.end(name));
     this.streams.push(stream);

@@ -15,11 +15,11 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { native } from '../src/native.js';
-import { cleanupLostSupervisor } from '../src/lost-cleanup.js';
-import { processStartTime, readProcStat } from '../src/platform/procfs.js';
+import { native } from './native.js';
+import { cleanupLostSupervisor } from './lost-cleanup.js';
+import { processStartTime, readProcStat } from './platform/procfs.js';
 import type { LockResource } from '../src/protocol/messages.js';
-import { pathAncestors } from '../src/locks/resource.js';
+import { pathAncestors } from '../src/protocol/resource-path.js';
 
 const SLOTS = 2 ** 46;
 const X_INTENT = 2 ** 47;

@@ -4,17 +4,18 @@
  * runtime goes away (channel EOF, or the pidfd on its parent) it stops every job, reaps everything,
  * removes its cgroups and exits.
  */
-import { native } from '../src/native.js';
-import { InvalidInputError, JobNotFoundError, ProtocolError } from '../src/errors.js';
-import type { HelloReply, Request, SupervisorConfig } from '../src/protocol/messages.js';
+import { native } from './native.js';
+import { InvalidInputError, JobNotFoundError, ProtocolError } from '../src/protocol/errors.js';
+import { requestProblem, type HelloReply, type Request, type SupervisorConfig } from '../src/protocol/messages.js';
 import { SupervisedJob } from './job.js';
 import { chooseContainment, type ContainmentStrategy } from './containment.js';
 import { CHANNEL_FD, SupervisorChannel } from './channel.js';
 import fs from 'node:fs';
 import { constants as os } from 'node:os';
-import { descendantsOf, listProcesses } from '../src/platform/procfs.js';
+import { descendantsOf, listProcesses } from './platform/procfs.js';
 import { KernelLocks } from './kernel-locks.js';
-import { checkRequest } from './request-check.js';
+import { cleanupLostSupervisor } from './lost-cleanup.js';
+import { waitOnOutput } from './output-wait.js';
 
 process.title = 'heph-jobs supervisor';
 closeInheritedDescriptors();
@@ -31,7 +32,7 @@ native.setChildSubreaper();
 native.startReaper((child) => {
   if (child.token > 0) jobs.get(child.token - 1)?.leaderReaped(child.code, child.signal);
   // Any reap may be the last process (or zombie) some job was waiting for.
-  for (const job of jobs.values()) if (job.exit && !job.done) job.poke();
+  for (const job of jobs.values()) if (job.exit && !job.cleanedUp) job.poke();
 });
 
 const channel = new SupervisorChannel(handle, () => void shutdown());
@@ -71,7 +72,10 @@ function closeInheritedDescriptors(): void {
 async function handle(request: Request): Promise<unknown> {
   if (shuttingDown) throw new ProtocolError('the supervisor is shutting down');
   // Before hello there is nothing a malformed request could touch (and "hello must come first").
-  if (config !== null || request.type === 'hello') checkRequest(request);
+  if (config !== null || request.type === 'hello') {
+    const problem = requestProblem(request);
+    if (problem !== null) throw new ProtocolError(problem);
+  }
   switch (request.type) {
     case 'hello':
       return hello(request.config);
@@ -81,8 +85,7 @@ async function handle(request: Request): Promise<unknown> {
       const job = SupervisedJob.start(request.params, requireStrategy(), requireConfig(), {
         onExited: (exited) =>
           channel.send({ event: 'exited', job: exited.id, code: exited.exit!.code, signal: exited.exit!.signal, at: exited.exit!.at }),
-        onDone: (finished) => channel.send({ event: 'done', job: finished.id, at: Date.now() }),
-        onOutput: (job) => channel.send({ event: 'output', job: job.id, lines: job.ring.lineCount }),
+        onDone: (finished) => channel.send({ event: 'cleaned-up', job: finished.id, at: Date.now() }),
       });
       jobs.set(job.id, job);
       return job.reply;
@@ -90,21 +93,24 @@ async function handle(request: Request): Promise<unknown> {
     case 'kill':
       return findJob(request.params.job).kill(request.params);
     case 'read': {
-      const { job, ...options } = request.params;
+      const { job, wait, ...options } = request.params;
       const found = findJob(job);
-      return { output: found.read(options), facts: found.facts(true) };
+      const waited = wait ? await waitOnOutput(found, wait, requireConfig().drainMs) : undefined;
+      return { output: found.read(options), facts: found.facts(true), ...(waited ? { waited } : {}) };
     }
     case 'write':
       await findJob(request.job).write(request.data, request.close);
       return findJob(request.job).facts();
-    case 'subscribe':
-      findJob(request.job).subscribe(request.on);
-      return null;
     case 'facts':
       return findJob(request.job).facts();
+    case 'cleanup-lost':
+      await cleanupLostSupervisor(request.supervisor.pid, request.supervisor.cgroupRoot, request.jobs);
+      return null;
+    case 'diagnostics':
+      return { moduleLoadList: (process as unknown as { moduleLoadList?: string[] }).moduleLoadList ?? [] };
     case 'forget': {
       const job = findJob(request.job);
-      if (!job.done) throw new InvalidInputError(`job ${request.job} is still running; only finished jobs can be forgotten`);
+      if (!job.cleanedUp) throw new InvalidInputError(`job ${request.job} is still running; only finished jobs can be forgotten`);
       jobs.delete(request.job);
       return null;
     }
@@ -138,7 +144,6 @@ function hello(requested: SupervisorConfig): HelloReply {
     pid: process.pid,
     containment: strategy.info,
     subreaper: native.isChildSubreaper(),
-    moduleLoadList: (process as unknown as { moduleLoadList?: string[] }).moduleLoadList ?? [],
   };
 }
 

@@ -13,17 +13,15 @@
  * - cpu: the cgroup's `cpu.stat` `usage_usec` (the cgroup core provides it even with no
  *   controller enabled; it includes processes that have exited and nested cgroups); otherwise
  *   utime+stime+cutime+cstime of the live members from /proc/PID/stat.
- * - ports: TCP ports in LISTEN state on the members' sockets (src/platform/ports.ts).
+ * - ports: TCP ports in LISTEN state on the members' sockets (platform/ports.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { listeningPorts, uniquePorts } from '../src/platform/ports.js';
-import { withOpenFile } from '../src/platform/procfs.js';
+import { listeningPorts, uniquePorts } from './platform/ports.js';
+import { withOpenFile } from './platform/procfs.js';
 import type { ContainmentStrategy, JobIdentity } from './containment.js';
 
-export type { JobStats } from '../src/reports/stats-format.js';
-export { formatBytes, formatStats } from '../src/reports/stats-format.js';
-import type { JobStats } from '../src/reports/stats-format.js';
+import type { JobStats } from '../src/protocol/stats.js';
 
 /**
  * USER_HZ: the unit of the times in /proc/PID/stat. It is part of the kernel's ABI and 100 on

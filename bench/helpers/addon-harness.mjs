@@ -14,8 +14,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
-import { native } from '../../dist/src/native.js';
-import { findOwnCgroupDir } from '../../dist/src/platform/cgroup.js';
+import { native } from '../../dist/supervisor/native.js';
+import { findOwnCgroupDir } from '../../dist/supervisor/platform/cgroup.js';
 import { isReaped, snapshot, waitForMarked, waitUntil } from '../lib/procs.mjs';
 
 const SIGKILL = 9;

@@ -6,6 +6,7 @@
  * usage: node crash-host.mjs TREE COUNT...
  */
 import { JobRuntime } from '../../dist/src/index.js';
+import { supervisorPid } from '../../dist/src/testing.js';
 
 const [tree, ...counts] = process.argv.slice(2);
 const runtime = await JobRuntime.start({ settleMs: 0 });
@@ -14,5 +15,5 @@ for (const count of counts) {
   const report = await runtime.background({ command: `COUNT=${count} exec /bin/sh ${tree}` });
   jobs.push({ id: report.id, pid: report.pid, state: report.state });
 }
-process.stdout.write(`${JSON.stringify({ supervisorPid: runtime.supervisorPid, jobs })}\n`);
+process.stdout.write(`${JSON.stringify({ supervisorPid: supervisorPid(runtime), jobs })}\n`);
 setInterval(() => {}, 1 << 30);

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import { JobRuntime } from '../../dist/src/index.js';
-import { findOwnCgroupDir } from '../../dist/src/platform/cgroup.js';
+import { findOwnCgroupDir } from '../../dist/supervisor/platform/cgroup.js';
 
 export async function describeEnvironment() {
   const runtime = await JobRuntime.start();

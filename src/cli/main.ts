@@ -5,9 +5,10 @@
  * the process is killed outright, the supervisor sees its channel close and stops them itself.
  */
 import fs from 'node:fs';
-import { JobRuntime } from '../runtime.js';
+import { JobRuntime } from '../runtime/job-runtime.js';
 import { createTools } from '../tools/index.js';
 import { USAGE, packageVersion, parseCliArgs, type CliOptions } from './args.js';
+import { endObject } from './json-output.js';
 import { serveMcp } from './mcp.js';
 import { Session, stoppedText, type SessionEnd } from './session.js';
 import { runShell } from './shell.js';
@@ -75,8 +76,8 @@ async function watch(session: Session, options: CliOptions): Promise<number> {
   const tools = createTools(runtime, { approve: async () => 'once' });
   const notes: string[] = [];
   for (const command of options.commands) {
-    const text = await tools.background.run({ command });
-    if (!/^job \d+ /.test(text)) notes.push(text.split('\n')[0]!);
+    const result = await tools.background.call({ command });
+    if (result.isError) notes.push(firstLine(result.text));
   }
   const empty = 'no jobs: heph-jobs watch -- CMD... starts commands and watches them (the shell has a watch command for its own jobs)';
   const live = process.stdin.isTTY === true && process.stdout.isTTY === true && !options.json;
@@ -106,10 +107,19 @@ function sayEnd(options: CliOptions, end: SessionEnd, bySignal: boolean): void {
     // stdout is the protocol's.
     process.stderr.write(`heph-jobs mcp: ended by a signal; ${stoppedText(end.stopped)}\n`);
   } else if (options.json) {
-    process.stdout.write(`${JSON.stringify({ type: 'end', stopped: end.stopped, jobs: end.jobs, ...(bySignal ? { signal: true } : {}) })}\n`);
+    process.stdout.write(`${JSON.stringify(endObject(end, bySignal))}\n`);
   } else {
     process.stdout.write(`${bySignal ? '\n' : ''}session ended${bySignal ? ' by a signal' : ''}: ${stoppedText(end.stopped)}\n`);
   }
+}
+
+/**
+ * A refusal is shown as its first line, under the watch table (whose footer lines are one line
+ * each) or on stderr. Display only: `isError`, not this text, says that it was a refusal.
+ */
+function firstLine(text: string): string {
+  const end = text.indexOf('\n');
+  return end === -1 ? text : text.slice(0, end);
 }
 
 function isDirectory(dir: string): boolean {

@@ -13,7 +13,6 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { createTools, type ToolDefinition } from '../tools/index.js';
-import { looksRefused } from './answer.js';
 import { stoppedText, type Session, type SessionEnd } from './session.js';
 
 export interface McpOptions {
@@ -53,8 +52,8 @@ export async function serveMcp(options: McpOptions): Promise<SessionEnd> {
       throw new McpError(ErrorCode.InvalidParams, `there is no tool ${JSON.stringify(name)}; the tools are ${tools.all.map((t) => t.name).join(', ')}`);
     }
     try {
-      const text = await tool.run(args ?? {});
-      return { content: [{ type: 'text', text }], ...(looksRefused(tool.name, text) ? { isError: true } : {}) };
+      const result = await tool.call(args ?? {});
+      return { content: [{ type: 'text', text: result.text }], ...(result.isError ? { isError: true } : {}) };
     } catch (error) {
       // The tools answer every mistake with text; a throw is a fault, still told as a tool result.
       return { content: [{ type: 'text', text: `${tool.name} failed unexpectedly: ${(error as Error).message}` }], isError: true };

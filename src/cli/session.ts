@@ -6,7 +6,7 @@
  */
 import os from 'node:os';
 import type { JobReport } from '../reports/report.js';
-import type { JobRuntime } from '../runtime.js';
+import type { JobRuntime } from '../runtime/job-runtime.js';
 
 export interface SessionEnd {
   /** Jobs that were running (or waiting for their locks) when the session ended. */

@@ -10,11 +10,15 @@
  * order with no prompt; nobody can be asked there, so level-2 commands are refused unless `--yes`.
  */
 import readline from 'node:readline';
-import type { ApprovalAnswer, ApprovalRequest } from '../tools/index.js';
+import type { ApprovalAnswer, ApprovalRequest, ToolResult } from '../tools/index.js';
 import { createTools } from '../tools/index.js';
-import type { JobRuntime } from '../runtime.js';
-import { classify, recordingRuntime } from './answer.js';
-import { BUILTINS, commandTable, complete, firstSentence, parseToolInput, shortWord, splitCommand, usageOf, type ToolLike } from './commands.js';
+import type { JobRuntime } from '../runtime/job-runtime.js';
+import { BUILTINS, commandTable } from './command-table.js';
+import { complete } from './completion.js';
+import { helpText } from './help.js';
+import { answerObject, endObject, errorObject, helpObject } from './json-output.js';
+import { parseToolInput } from './parse-input.js';
+import { splitCommand } from './tokenize.js';
 import { stoppedText, type Session } from './session.js';
 import { watchFrames, watchLive } from './watch.js';
 
@@ -37,23 +41,12 @@ export const PROMPT = 'heph-jobs> ';
 /** Said when a level-2 command comes from a script (no terminal to ask on) without --yes. */
 export const NOBODY_TO_ASK = 'stdin is not a terminal, so there is nobody to ask; run heph-jobs --yes to approve every action of a script';
 
-const BUILTIN_HELP: Record<string, { usage: string; text: string }> = {
-  '/job-kill': {
-    usage: '/job-kill ID',
-    text: 'Stop job ID and everything it started, at once and without asking: your own cancellation (it never waits for a lock). Runs even while another command is still busy.',
-  },
-  watch: { usage: 'watch', text: 'A live table of the jobs (state, elapsed, processes, memory, CPU time, ports, last line), redrawn twice a second; any key returns to the prompt.' },
-  help: { usage: 'help [COMMAND]', text: 'This list, or one command in full.' },
-  quit: { usage: 'quit', text: 'End the session: every job is stopped, with everything it started (Ctrl-D and the end of the input do the same).' },
-};
-
 export async function runShell(options: ShellOptions): Promise<number> {
   const { session, input, output, errors, json } = options;
   const runtime: JobRuntime = session.runtime;
   const interactive = input.isTTY === true;
   // Prompts and questions go where a person sees them, even if the reports are piped elsewhere.
   const promptOutput = output.isTTY ? output : errors;
-  const recorder = recordingRuntime(runtime);
 
   let rl: readline.Interface;
   let closed = false;
@@ -112,7 +105,7 @@ export async function runShell(options: ShellOptions): Promise<number> {
     });
   }
 
-  const tools = createTools(recorder.runtime, { approve });
+  const tools = createTools(runtime, { approve });
   const table = commandTable(tools.all);
 
   function jobIds(): number[] {
@@ -177,51 +170,8 @@ export async function runShell(options: ShellOptions): Promise<number> {
 
   function usageError(line: string, problem: string): void {
     usageErrors++;
-    if (json) emit({ type: 'error', line, error: problem });
+    if (json) emit(errorObject(line, problem));
     else errors.write(`${problem}\n`);
-  }
-
-  function helpText(topic: string): string | null {
-    if (topic === '') {
-      const rows: [string, string][] = [];
-      const seen = new Set<ToolLike>();
-      for (const tool of table.values()) {
-        if (seen.has(tool)) continue;
-        seen.add(tool);
-        rows.push([usageOf(tool, shortWord(tool, table)), firstSentence(tool.description)]);
-      }
-      for (const name of ['/job-kill', 'watch', 'help', 'quit']) rows.push([BUILTIN_HELP[name]!.usage, firstSentence(BUILTIN_HELP[name]!.text)]);
-      const asking = [...seen].filter((tool) => tool.level > 0).map((tool) => shortWord(tool, table));
-      return [
-        'Commands:',
-        ...rows.flatMap(([usage, text]) => [`  ${usage}`, `      ${text}`]),
-        '',
-        'Each tool also answers to its own name, with flags or with a JSON object as the reports write it:',
-        '  job_status {"id": 0, "lines": 100}',
-        `${asking.join(', ')} ask first: [y]es / [n]o / [a]lways (always: that exact action, for the rest of the session).`,
-        'help COMMAND shows a command in full. quit or Ctrl-D ends the session and every job.',
-      ].join('\n');
-    }
-    const builtin = BUILTIN_HELP[topic === 'exit' ? 'quit' : topic];
-    if (builtin) return `${builtin.usage}\n${builtin.text}`;
-    const tool = table.get(topic);
-    if (!tool) return null;
-    const schema = tool.inputSchema as { properties?: Record<string, { description?: string }>; required?: string[] };
-    const lines = [
-      usageOf(tool, shortWord(tool, table)),
-      `(the tool ${tool.name}; ${tool.level === 0 ? 'runs without asking' : 'asks first: [y]es / [n]o / [a]lways'})`,
-      '',
-      tool.description,
-    ];
-    const properties = Object.entries(schema.properties ?? {});
-    if (properties.length > 0) {
-      lines.push('');
-      for (const [name, property] of properties) {
-        const shown = name === 'id' ? 'ID' : name === 'command' ? 'CMD...' : `--${name.replace(/_/g, '-')}`;
-        lines.push(`  ${shown}: ${property.description ?? ''}`.trimEnd());
-      }
-    }
-    return lines.join('\n');
   }
 
   async function watch(): Promise<void> {
@@ -240,9 +190,9 @@ export async function runShell(options: ShellOptions): Promise<number> {
     const { word, rest } = splitCommand(trimmed);
     if (word === 'quit' || word === 'exit') return 'quit';
     if (word === 'help' || word === '?') {
-      const text = helpText(rest.trim());
+      const text = helpText(rest.trim(), table);
       if (text === null) usageError(line, `help: there is no command ${JSON.stringify(rest.trim())}; help lists them`);
-      else if (json) emit({ type: 'help', text });
+      else if (json) emit(helpObject(text));
       else write(text);
       return undefined;
     }
@@ -253,9 +203,7 @@ export async function runShell(options: ShellOptions): Promise<number> {
     }
     if (word === '/job-kill') {
       const id = rest.trim();
-      recorder.take();
-      const text = await tools.userKill(id);
-      answer(word, '/job-kill', { id }, text);
+      answer(word, '/job-kill', { id }, await tools.userKillCall(id));
       return undefined;
     }
     const tool = table.get(word);
@@ -268,28 +216,13 @@ export async function runShell(options: ShellOptions): Promise<number> {
       usageError(line, parsed.problem);
       return undefined;
     }
-    recorder.take();
-    const text = await tool.run(parsed.input);
-    answer(word, tool.name, parsed.input, text);
+    answer(word, tool.name, parsed.input, await tool.call(parsed.input));
     return undefined;
   }
 
-  function answer(word: string, tool: string, input: unknown, text: string): void {
-    if (!json) {
-      write(text);
-      return;
-    }
-    const result = classify(tool, text, recorder.take(), runtime.settings.maxJobs);
-    emit({
-      type: 'answer',
-      command: word,
-      tool,
-      input,
-      refused: result.refused,
-      text,
-      ...(result.job ? { job: result.job } : {}),
-      ...(result.list ? { list: result.list } : {}),
-    });
+  function answer(word: string, tool: string, input: unknown, result: ToolResult): void {
+    if (json) emit(answerObject(word, tool, input, result));
+    else write(result.text);
   }
 
   // --- the loop ---------------------------------------------------------------------------------
@@ -321,7 +254,7 @@ export async function runShell(options: ShellOptions): Promise<number> {
   // Ctrl-D leaves the cursor after the prompt.
   if (interactive && !quit) promptOutput.write('\n');
   const end = await session.end();
-  if (json) emit({ type: 'end', stopped: end.stopped, jobs: end.jobs });
+  if (json) emit(endObject(end));
   else write(`session ended: ${stoppedText(end.stopped)}`);
   rl.close();
   return interactive || usageErrors === 0 ? 0 : 1;

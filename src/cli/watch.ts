@@ -8,7 +8,7 @@ import { emitKeypressEvents } from 'node:readline';
 import { setTimeout as delay } from 'node:timers/promises';
 import { formatElapsed, type JobReport } from '../reports/report.js';
 import { formatBytes as formatMemory } from '../reports/stats-format.js';
-import type { JobRuntime } from '../runtime.js';
+import type { JobRuntime } from '../runtime/job-runtime.js';
 
 /** The per-job figures the runtime reports (`JobReport.stats`, running jobs only); null where absent. */
 export interface ShownStats {
@@ -179,7 +179,7 @@ export interface WatchOptions {
 
 function title(runtime: JobRuntime, rows: readonly WatchRow[]): string {
   const running = rows.filter((row) => row.running).length;
-  const mode = runtime.supervisorHello?.containment.mode;
+  const mode = runtime.containmentMode;
   const clock = new Date().toTimeString().slice(0, 8);
   return `heph-jobs watch · ${running} of ${runtime.settings.maxJobs} running${mode ? ` · ${mode}` : ''} · ${clock}`;
 }

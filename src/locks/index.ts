@@ -1,24 +1,23 @@
 /** Public surface of the resource-lock table (SPEC section 6). */
 
-export {
-  LockTable,
-  describeBlockers,
-  describeOwner,
-  type AcquireOptions,
-  type Lease,
-  type LockBackend,
-  type LockBackendHandle,
-  type LockBlocker,
-  type LeaseInfo,
-  type LockHolderInfo,
-  type LockOwner,
-  type LockTableOptions,
-  type LockTableSnapshot,
-  type LockWaiterInfo,
-} from './lock-table.js';
+export { LockTable } from './lock-table.js';
+export type {
+  AcquireOptions,
+  Lease,
+  LockBackend,
+  LockBackendHandle,
+  LockBlocker,
+  LeaseInfo,
+  LockHolderInfo,
+  LockOwner,
+  LockTableOptions,
+  LockTableSnapshot,
+  LockWaiterInfo,
+} from './types.js';
+// How owners, blockers and resources read in messages; the wording lives with every other sentence.
+export { describeBlockers, describeOwner, formatResource } from '../wording.js';
 export {
   MAX_RESOURCE_LENGTH,
-  formatResource,
   normalizeResource,
   normalizeResources,
   overlaps,
@@ -47,4 +46,4 @@ export {
   LockError,
   LockSyncUnavailableError,
   LockTimeoutError,
-} from './errors.js';
+} from '../protocol/errors.js';

@@ -8,7 +8,9 @@
  */
 
 import { posix } from 'node:path';
-import { BadResourceError } from './errors.js';
+import { describeValue } from '../protocol/describe.js';
+import { badLockModeMessage, badLockRequestMessage, badResourceMessage, badResourceReason as why } from '../wording.js';
+import { BadResourceError } from '../protocol/errors.js';
 
 /** Exclusive (the default) excludes every overlapping hold; shared excludes only exclusive ones. */
 export type LockMode = 'exclusive' | 'shared';
@@ -44,36 +46,11 @@ export const PATH_KIND = 'path';
 const KIND_RE = /^[a-z0-9-]+$/;
 // NUL cannot appear in a file name; a newline would break one-line reports and lock-file listings.
 const FORBIDDEN_RE = /[\0\n\r]/;
-const SHOWN_MAX = 60;
-
-const ACCEPTED =
-  'expected "kind:value": kind made of lowercase letters, digits and "-", value non-empty ' +
-  `without NUL or newline, at most ${MAX_RESOURCE_LENGTH} characters in all; ` +
-  'a path: value must be absolute (e.g. "path:/repo/node_modules")';
-
-/** Shows a received value in a message: quoted, and cut when long. */
-export function showReceived(value: unknown): string {
-  if (typeof value === 'string') {
-    if (value.length <= SHOWN_MAX) return JSON.stringify(value);
-    return `${JSON.stringify(value.slice(0, SHOWN_MAX))}… (${value.length} characters)`;
-  }
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return `an array of ${value.length}`;
-  if (typeof value === 'object') {
-    let text: string;
-    try {
-      text = JSON.stringify(value) ?? String(value);
-    } catch {
-      text = Object.prototype.toString.call(value);
-    }
-    return text.length <= SHOWN_MAX ? text : `${text.slice(0, SHOWN_MAX)}…`;
-  }
-  return `${typeof value} ${String(value)}`;
-}
 
 function bad(received: unknown, reason: string): BadResourceError {
-  return new BadResourceError(`bad lock resource ${showReceived(received)}: ${reason}; ${ACCEPTED}`, {
-    details: { received: typeof received === 'string' ? received : showReceived(received), reason },
+  const shown = describeValue(received);
+  return new BadResourceError(badResourceMessage(shown, reason, MAX_RESOURCE_LENGTH), {
+    details: { received: typeof received === 'string' ? received : shown, reason },
   });
 }
 
@@ -82,27 +59,22 @@ function bad(received: unknown, reason: string): BadResourceError {
  * @throws BadResourceError (ERR_BAD_RESOURCE) saying what was wrong, what is accepted and what was received.
  */
 export function parseResource(text: unknown): ParsedResource {
-  if (typeof text !== 'string') throw bad(text, `a resource must be a string, got ${typeof text}`);
-  if (text.length === 0) throw bad(text, 'it is empty');
+  if (typeof text !== 'string') throw bad(text, why.notString(typeof text));
+  if (text.length === 0) throw bad(text, why.empty);
   if (text.length > MAX_RESOURCE_LENGTH) {
-    throw bad(text, `it is ${text.length} characters long, more than ${MAX_RESOURCE_LENGTH}`);
+    throw bad(text, why.tooLong(text.length, MAX_RESOURCE_LENGTH));
   }
   const colon = text.indexOf(':');
-  if (colon < 0) throw bad(text, 'it has no ":" between kind and value');
+  if (colon < 0) throw bad(text, why.noColon);
   const kind = text.slice(0, colon);
   let value = text.slice(colon + 1);
-  if (kind.length === 0) throw bad(text, 'the kind before ":" is empty');
-  if (!KIND_RE.test(kind)) {
-    throw bad(text, `the kind ${JSON.stringify(kind)} may only contain lowercase letters, digits and "-"`);
-  }
-  if (value.length === 0) throw bad(text, 'the value after ":" is empty');
+  if (kind.length === 0) throw bad(text, why.emptyKind);
+  if (!KIND_RE.test(kind)) throw bad(text, why.badKind(kind));
+  if (value.length === 0) throw bad(text, why.emptyValue);
   const forbidden = FORBIDDEN_RE.exec(value);
-  if (forbidden) {
-    const name = forbidden[0] === '\0' ? 'a NUL character' : 'a newline';
-    throw bad(text, `the value contains ${name} at offset ${colon + 1 + forbidden.index}`);
-  }
+  if (forbidden) throw bad(text, why.forbidden(forbidden[0] as '\0' | '\n' | '\r', colon + 1 + forbidden.index));
   if (kind === PATH_KIND) {
-    if (!value.startsWith('/')) throw bad(text, 'a path: value must be an absolute path (start with "/")');
+    if (!value.startsWith('/')) throw bad(text, why.relativePath);
     value = normalizePath(value);
     return { resource: `${kind}:${value}`, kind, value };
   }
@@ -123,23 +95,34 @@ function normalizePath(value: string): string {
  * Validates one resource spec (string = exclusive, or `{ resource, mode }`).
  * @throws BadResourceError
  */
+/**
+ * Normalised values, remembered: a resource or set checked once (where it entered, e.g. a tool
+ * call) passes through every later normalisation (the runtime, the lock table) as it is, so input
+ * is validated once and the validated value flows inward.
+ */
+const normalized = new WeakSet<object>();
+
+function remember<T extends object>(value: T): T {
+  normalized.add(Object.freeze(value));
+  return value;
+}
+
 export function normalizeResource(spec: unknown): NormalizedResource {
-  if (typeof spec === 'string') return { ...parseResource(spec), mode: 'exclusive' };
+  if (typeof spec === 'object' && spec !== null && normalized.has(spec)) return spec as NormalizedResource;
+  if (typeof spec === 'string') return remember({ ...parseResource(spec), mode: 'exclusive' });
   if (spec !== null && typeof spec === 'object' && !Array.isArray(spec)) {
     const { resource, mode } = spec as { resource?: unknown; mode?: unknown };
-    if (resource === undefined) {
-      throw bad(spec, 'an object resource needs a "resource" string, as in { resource: "path:/x", mode: "shared" }');
-    }
+    if (resource === undefined) throw bad(spec, why.objectWithoutResource);
     if (mode !== undefined && mode !== 'exclusive' && mode !== 'shared') {
-      throw new BadResourceError(
-        `bad lock mode ${showReceived(mode)} for ${showReceived(resource)}: ` +
-          'mode must be "exclusive" (the default) or "shared"',
-        { details: { received: showReceived(mode), resource: showReceived(resource) } },
-      );
+      const shownMode = describeValue(mode);
+      const shownResource = describeValue(resource);
+      throw new BadResourceError(badLockModeMessage(shownMode, shownResource), {
+        details: { received: shownMode, resource: shownResource },
+      });
     }
-    return { ...parseResource(resource), mode: mode ?? 'exclusive' };
+    return remember({ ...parseResource(resource), mode: mode ?? 'exclusive' });
   }
-  throw bad(spec, 'a resource must be a "kind:value" string or { resource, mode }');
+  throw bad(spec, why.notSpec);
 }
 
 /**
@@ -147,23 +130,22 @@ export function normalizeResource(spec: unknown): NormalizedResource {
  * result is sorted by resource string, so every holder takes kernel locks in the same order.
  * @throws BadResourceError
  */
-export function normalizeResources(specs: unknown): NormalizedResource[] {
+export function normalizeResources(specs: unknown): readonly NormalizedResource[] {
+  if (Array.isArray(specs) && normalized.has(specs)) return specs as readonly NormalizedResource[];
   if (!Array.isArray(specs)) {
-    const hint = typeof specs === 'string' ? `; wrap a single resource in an array: [${JSON.stringify(specs)}]` : '';
-    throw new BadResourceError(
-      `bad lock request ${showReceived(specs)}: resources must be an array of "kind:value" strings ` +
-        `or { resource, mode } objects${hint}`,
-      { details: { received: showReceived(specs) } },
-    );
+    const shown = describeValue(specs);
+    throw new BadResourceError(badLockRequestMessage(shown, typeof specs === 'string' ? specs : undefined), {
+      details: { received: shown },
+    });
   }
-  if (specs.length === 1) return [normalizeResource(specs[0])];
+  if (specs.length === 1) return remember([normalizeResource(specs[0])]);
   const byName = new Map<string, NormalizedResource>();
   for (const spec of specs) {
     const res = normalizeResource(spec);
     const seen = byName.get(res.resource);
     if (seen === undefined || (seen.mode === 'shared' && res.mode === 'exclusive')) byName.set(res.resource, res);
   }
-  return [...byName.values()].sort((x, y) => (x.resource < y.resource ? -1 : x.resource > y.resource ? 1 : 0));
+  return remember([...byName.values()].sort((x, y) => (x.resource < y.resource ? -1 : x.resource > y.resource ? 1 : 0)));
 }
 
 /** Whether two resources name overlapping things (regardless of mode). */
@@ -199,25 +181,5 @@ export function overlaps(
   const b = normalizeResources(resourcesB);
   const out: ResourceConflict[] = [];
   for (const x of a) for (const y of b) if (resourcesConflict(x, y)) out.push({ a: x, b: y });
-  return out;
-}
-
-/** `port:5173` or `path:/x (shared)`: how a resource is shown in messages. */
-export function formatResource(res: NormalizedResource): string {
-  return res.mode === 'shared' ? `${res.resource} (shared)` : res.resource;
-}
-
-/**
- * The strict ancestors of a normalised absolute path, nearest first: `/a/b/c` → `/a/b`, `/a`, `/`.
- * Used by the lock table's index and by the supervisor's kernel locks (which lock ancestors too).
- */
-export function pathAncestors(value: string): string[] {
-  const out: string[] = [];
-  let end = value.lastIndexOf('/');
-  while (end > 0) {
-    out.push(value.slice(0, end));
-    end = value.lastIndexOf('/', end - 1);
-  }
-  if (value !== '/') out.push('/');
   return out;
 }

@@ -7,14 +7,19 @@
  * other must be passed in `vars`. A name with no rules expands to no resources.
  */
 
-import { BadLockRuleError, BadResourceError } from './errors.js';
+import { describeValue } from '../protocol/describe.js';
 import {
-  normalizeResource,
-  normalizeResources,
-  showReceived,
-  type LockMode,
-  type NormalizedResource,
-} from './resource.js';
+  badRuleExpansionMessage,
+  badRuleTemplateMessage,
+  lockRulesNotArrayMessage,
+  lockRulesNotObjectMessage,
+  rulePlaceholderMessage,
+  ruleTemplateNotStringMessage,
+  ruleTemplateReason as why,
+  ruleVariablesText,
+} from '../wording.js';
+import { BadLockRuleError, BadResourceError } from '../protocol/errors.js';
+import { normalizeResource, normalizeResources, type LockMode, type NormalizedResource } from './resource.js';
 
 export type RuleTemplate = string | { resource: string; mode?: LockMode };
 
@@ -43,7 +48,7 @@ function parseTemplate(template: string, ruleName: string): Part[] {
     const open = template.indexOf('{', i);
     const close = template.indexOf('}', i);
     if (close >= 0 && (open < 0 || close < open)) {
-      throw malformed(template, ruleName, `a "}" at offset ${close} closes no "{"`);
+      throw malformed(template, ruleName, why.strayClose(close));
     }
     if (open < 0) {
       parts.push(template.slice(i));
@@ -51,15 +56,9 @@ function parseTemplate(template: string, ruleName: string): Part[] {
     }
     if (open > i) parts.push(template.slice(i, open));
     const end = template.indexOf('}', open + 1);
-    if (end < 0) throw malformed(template, ruleName, `the "{" at offset ${open} is never closed`);
+    if (end < 0) throw malformed(template, ruleName, why.unclosed(open));
     const name = template.slice(open + 1, end);
-    if (!NAME_RE.test(name)) {
-      throw malformed(
-        template,
-        ruleName,
-        `placeholder ${JSON.stringify(`{${name}}`)} is not a name (letters, digits and "_", not starting with a digit)`,
-      );
-    }
+    if (!NAME_RE.test(name)) throw malformed(template, ruleName, why.notAName(name));
     parts.push({ name });
     i = end + 1;
   }
@@ -67,11 +66,9 @@ function parseTemplate(template: string, ruleName: string): Part[] {
 }
 
 function malformed(template: string, ruleName: string, reason: string): BadLockRuleError {
-  return new BadLockRuleError(
-    `bad lock rule template ${JSON.stringify(template)} for ${JSON.stringify(ruleName)}: ${reason}; ` +
-      'a template is a "kind:value" resource with {name} placeholders, e.g. "worktree:{ref}"',
-    { details: { rule: ruleName, template, reason } },
-  );
+  return new BadLockRuleError(badRuleTemplateMessage(template, ruleName, reason), {
+    details: { rule: ruleName, template, reason },
+  });
 }
 
 function templateText(template: unknown, ruleName: string): string {
@@ -80,20 +77,16 @@ function templateText(template: unknown, ruleName: string): string {
     const resource = (template as { resource?: unknown }).resource;
     if (typeof resource === 'string') return resource;
   }
-  throw new BadLockRuleError(
-    `bad lock rule template ${showReceived(template)} for ${JSON.stringify(ruleName)}: a template must be a string ` +
-      'like "worktree:{ref}" or { resource: "path:{worktree}/node_modules", mode: "shared" }',
-    { details: { rule: ruleName, template: showReceived(template) } },
-  );
+  const shown = describeValue(template);
+  throw new BadLockRuleError(ruleTemplateNotStringMessage(shown, ruleName), {
+    details: { rule: ruleName, template: shown },
+  });
 }
 
+/** The variables a template may use in this call (standard ones first), as the messages list them. */
 function describeVars(vars: RuleVars): string {
   const names = new Set([...STANDARD_RULE_VARIABLES, ...Object.keys(vars)]);
-  const shown = [...names].map((name) => {
-    const value = vars[name];
-    return value === undefined ? `${name} (not set by this call)` : `${name}=${JSON.stringify(value)}`;
-  });
-  return shown.join(', ');
+  return ruleVariablesText([...names].map((name) => [name, vars[name]] as const));
 }
 
 /**
@@ -103,19 +96,13 @@ function describeVars(vars: RuleVars): string {
  */
 export function validateLockRules(rules: unknown): LockRules {
   if (rules === null || typeof rules !== 'object' || Array.isArray(rules)) {
-    throw new BadLockRuleError(
-      `lock rules must be an object mapping tool or action names to arrays of templates, e.g. ` +
-        `{ background: ["worktree:{ref}"] }; received ${showReceived(rules)}`,
-      { details: { received: showReceived(rules) } },
-    );
+    const shown = describeValue(rules);
+    throw new BadLockRuleError(lockRulesNotObjectMessage(shown), { details: { received: shown } });
   }
   for (const [name, templates] of Object.entries(rules)) {
     if (!Array.isArray(templates)) {
-      throw new BadLockRuleError(
-        `lock rules for ${JSON.stringify(name)} must be an array of templates, e.g. ["worktree:{ref}"]; ` +
-          `received ${showReceived(templates)}`,
-        { details: { rule: name, received: showReceived(templates) } },
-      );
+      const shown = describeValue(templates);
+      throw new BadLockRuleError(lockRulesNotArrayMessage(name, shown), { details: { rule: name, received: shown } });
     }
     for (const template of templates) parseTemplate(templateText(template, name), name);
   }
@@ -129,7 +116,7 @@ export function validateLockRules(rules: unknown): LockRules {
  *   call does not provide (the message names the template and the variables available);
  *   BadResourceError when an expansion is not a valid resource.
  */
-export function expandRules(rules: LockRules, name: string, vars: RuleVars = {}): NormalizedResource[] {
+export function expandRules(rules: LockRules, name: string, vars: RuleVars = {}): readonly NormalizedResource[] {
   if (!Object.prototype.hasOwnProperty.call(rules, name)) return [];
   const templates = rules[name];
   if (templates === undefined) return [];
@@ -146,19 +133,10 @@ export function expandRules(rules: LockRules, name: string, vars: RuleVars = {})
       const known =
         STANDARD_RULE_VARIABLES.includes(part.name) || Object.prototype.hasOwnProperty.call(vars, part.name);
       const value = known ? vars[part.name] : undefined;
-      if (!known) {
-        throw new BadLockRuleError(
-          `lock rule template ${JSON.stringify(text)} for ${JSON.stringify(name)} uses unknown placeholder ` +
-            `{${part.name}}; variables available: ${describeVars(vars)}`,
-          { details: { rule: name, template: text, placeholder: part.name, available: Object.keys(vars) } },
-        );
-      }
       if (value === undefined) {
-        throw new BadLockRuleError(
-          `lock rule template ${JSON.stringify(text)} for ${JSON.stringify(name)} needs {${part.name}}, ` +
-            `which this call does not provide; variables available: ${describeVars(vars)}`,
-          { details: { rule: name, template: text, placeholder: part.name, available: Object.keys(vars) } },
-        );
+        throw new BadLockRuleError(rulePlaceholderMessage(text, name, part.name, !known, describeVars(vars)), {
+          details: { rule: name, template: text, placeholder: part.name, available: Object.keys(vars) },
+        });
       }
       out += String(value);
     }
@@ -167,11 +145,10 @@ export function expandRules(rules: LockRules, name: string, vars: RuleVars = {})
       normalizeResource(item);
     } catch (error) {
       if (!(error instanceof BadResourceError)) throw error;
-      throw new BadResourceError(
-        `lock rule template ${JSON.stringify(text)} for ${JSON.stringify(name)} expanded to a bad resource ` +
-          `(variables: ${describeVars(vars)}): ${error.message}`,
-        { cause: error, details: { ...error.details, rule: name, template: text } },
-      );
+      throw new BadResourceError(badRuleExpansionMessage(text, name, describeVars(vars), error.message), {
+        cause: error,
+        details: { ...error.details, rule: name, template: text },
+      });
     }
     expanded.push(item);
   }

@@ -1,35 +1,137 @@
 /**
- * Every message that crosses the channel between the runtime and its supervisor. Requests carry
- * an `id` and get exactly one reply with the same id; events carry none.
+ * Every message that crosses the channel between the runtime and its supervisor, defined once.
+ *
+ * `REQUESTS` is the table: one shape per request type. The request types are derived from it
+ * (`Request<T>`), the supervisor checks every request against it (`requestProblem`), and
+ * `Replies` says what each request is answered with, so a caller of `request('spawn', ...)` gets a
+ * `SpawnReply` without a cast. Requests carry an `id` and get exactly one reply with that id;
+ * events carry none.
  */
-import type { SerializedError } from '../errors.js';
-import type { JobStats } from '../reports/stats-format.js';
+import type { SerializedError } from './errors.js';
+import type { OutputRead } from './output.js';
+import {
+  array,
+  boolean,
+  bytes,
+  integer,
+  nullable,
+  object,
+  oneOf,
+  optional,
+  shapeProblem,
+  string,
+  type ObjectShape,
+  type ShapeType,
+} from './shape.js';
+import type { JobStats } from './stats.js';
 
-export type ContainmentMode = 'cgroup' | 'process-group';
-export type ContainmentChoice = 'auto' | ContainmentMode;
-export type SignalName = 'INT' | 'TERM' | 'KILL';
+export const CONTAINMENT_CHOICES = ['auto', 'cgroup', 'process-group'] as const;
+export const SIGNAL_NAMES = ['INT', 'TERM', 'KILL'] as const;
+export const LOCK_MODES = ['exclusive', 'shared'] as const;
 
-/** A resource as the supervisor locks it (already validated and normalised by the runtime). */
-export interface LockResource {
-  resource: string;
-  kind: string;
-  value: string;
-  mode: 'exclusive' | 'shared';
-}
+export type ContainmentChoice = (typeof CONTAINMENT_CHOICES)[number];
+export type ContainmentMode = Exclude<ContainmentChoice, 'auto'>;
+export type SignalName = (typeof SIGNAL_NAMES)[number];
 
-export interface SupervisorConfig {
+const supervisorConfig = object({
   /** Directory of the lock files (created 0700). */
-  lockDir: string;
-  containment: ContainmentChoice;
+  lockDir: string(),
+  containment: oneOf(CONTAINMENT_CHOICES),
   /** Override for the cgroup v2 directory under which the supervisor makes its subtree (tests). */
-  cgroupParent: string | null;
+  cgroupParent: nullable(string()),
   /** Use the fork path instead of clone3 (tests of that path). */
-  forceFork: boolean;
-  killGraceMs: number;
-  /** How long output is still drained after a job's processes are gone... or its leader exited. */
-  drainMs: number;
-  output: { maxLines: number; maxLineBytes: number; maxBytes: number; headLines: number };
-}
+  forceFork: boolean(),
+  killGraceMs: integer(0),
+  /** How long output is still drained after a job's processes are gone. */
+  drainMs: integer(0),
+  output: object({ maxLines: integer(1), maxLineBytes: integer(1), maxBytes: integer(1), headLines: integer(0) }),
+});
+
+const lockResource = object({ resource: string(), kind: string(), value: string(), mode: oneOf(LOCK_MODES) });
+
+/**
+ * A wait before a read (job_status / background with a wait): answered when the job has ended
+ * (its leader exited, then at most `drainMs` more for its cleanup and the last output), when an
+ * output line after `from` matches `until` (`from` absent: lines from the moment the request
+ * arrives on, the unfinished last line included; -1: from the first line), or after `ms`.
+ * Without `until` only the end counts.
+ */
+const readWait = object({
+  ms: integer(0),
+  until: optional(object({ source: string(), flags: string() })),
+  from: optional(integer(-1)),
+});
+
+/** What the supervisor of a dead supervisor's jobs is asked to stop (see `cleanup-lost`). */
+const lostJob = object({
+  /** The leader's pid while it was not yet reaped (its process group is then still the job's). */
+  pid: nullable(integer(1)),
+  cgroup: nullable(string()),
+});
+
+export const REQUESTS = {
+  hello: object({ config: supervisorConfig }),
+  spawn: object({
+    params: object({
+      job: integer(0),
+      command: string(),
+      cwd: string(),
+      /** `KEY=value` entries. */
+      env: array(string()),
+      stdin: boolean(),
+      merge: boolean(),
+      shell: string(),
+    }),
+  }),
+  kill: object({ params: object({ job: integer(0), signal: oneOf(SIGNAL_NAMES), graceMs: integer(0) }) }),
+  /** A read of the job's output, after an optional wait (one round trip for a whole status). */
+  read: object({
+    params: object({
+      job: integer(0),
+      tail: optional(integer(0)),
+      since: optional(integer(-1)),
+      maxBytes: optional(integer(1)),
+      wait: optional(readWait),
+    }),
+  }),
+  /** What the job is now (no read). */
+  facts: object({ job: integer(0) }),
+  /** Drops a finished job's record and output. */
+  forget: object({ job: integer(0) }),
+  write: object({ job: integer(0), data: bytes(), close: boolean() }),
+  lock: object({
+    lease: integer(0),
+    resources: array(lockResource),
+    owner: object({ label: string(), job: nullable(integer(0)) }),
+  }),
+  unlock: object({ lease: integer(0) }),
+  /**
+   * Sent to a fresh supervisor after the previous one died: stop every remaining process of the
+   * dead one's jobs (their cgroups, the process groups of leaders not yet reaped, processes
+   * carrying its marker) and remove its cgroup tree. Answered once all is gone (or a deadline).
+   */
+  'cleanup-lost': object({
+    supervisor: object({ pid: integer(1), cgroupRoot: nullable(string()) }),
+    jobs: array(lostJob),
+  }),
+  /** What the supervisor process has loaded (tests prove child_process never is). */
+  diagnostics: object({}),
+  ping: object({}),
+  shutdown: object({}),
+} as const satisfies Record<string, ObjectShape>;
+
+export type RequestType = keyof typeof REQUESTS;
+/** The fields of a request of type T, without id and type. */
+export type RequestBody<T extends RequestType> = ShapeType<(typeof REQUESTS)[T]>;
+export type Request<T extends RequestType = RequestType> = T extends RequestType ? { id: number; type: T } & RequestBody<T> : never;
+
+export type SupervisorConfig = RequestBody<'hello'>['config'];
+export type SpawnParams = RequestBody<'spawn'>['params'];
+export type KillParams = RequestBody<'kill'>['params'];
+export type ReadParams = RequestBody<'read'>['params'];
+export type ReadWait = NonNullable<ReadParams['wait']>;
+export type LockResource = RequestBody<'lock'>['resources'][number];
+export type LostJob = RequestBody<'cleanup-lost'>['jobs'][number];
 
 export interface Containment {
   mode: ContainmentMode;
@@ -43,18 +145,6 @@ export interface HelloReply {
   pid: number;
   containment: Containment;
   subreaper: boolean;
-  /** Node's internal list of loaded modules and bindings, to prove child_process is never loaded. */
-  moduleLoadList: string[];
-}
-
-export interface SpawnParams {
-  job: number;
-  command: string;
-  cwd: string;
-  env: string[];
-  stdin: boolean;
-  merge: boolean;
-  shell: string;
 }
 
 export interface SpawnReply {
@@ -62,19 +152,6 @@ export interface SpawnReply {
   cgroup: string | null;
   method: 'clone3' | 'fork';
   startedAt: number;
-}
-
-export interface KillParams {
-  job: number;
-  signal: SignalName;
-  graceMs: number;
-}
-
-export interface ReadParams {
-  job: number;
-  tail?: number;
-  since?: number;
-  maxBytes?: number;
 }
 
 /** The supervisor's view of one job's processes. */
@@ -85,7 +162,7 @@ export interface JobFacts {
   /** Leader exit, once reaped. */
   exit: { code: number | null; signal: string | null; at: number } | null;
   /** True once every process of the job is gone and reaped and its cgroup removed. */
-  done: boolean;
+  cleanedUp: boolean;
   /** Processes of the job still alive (leader included). */
   procs: number;
   /** Whether the job has a stdin pipe still open. */
@@ -94,32 +171,70 @@ export interface JobFacts {
   stats: JobStats | null;
 }
 
-export type Request =
-  | { id: number; type: 'hello'; config: SupervisorConfig }
-  | { id: number; type: 'spawn'; params: SpawnParams }
-  | { id: number; type: 'kill'; params: KillParams }
-  | { id: number; type: 'read'; params: ReadParams }
-  | { id: number; type: 'facts'; job: number }
-  | { id: number; type: 'forget'; job: number }
-  | { id: number; type: 'lock'; lease: number; resources: LockResource[]; owner: { label: string; job: number | null } }
-  | { id: number; type: 'unlock'; lease: number }
-  | { id: number; type: 'write'; job: number; data: Uint8Array; close: boolean }
-  | { id: number; type: 'subscribe'; job: number; on: boolean }
-  | { id: number; type: 'ping' }
-  | { id: number; type: 'shutdown' };
+/** How a wait before a read ended. `line` is the matching line's text. */
+export interface WaitResult {
+  kind: 'ended' | 'matched' | 'timed-out';
+  waitedMs: number;
+  line?: string;
+}
 
-export type RequestType = Request['type'];
+export interface ReadReply {
+  output: OutputRead;
+  facts: JobFacts;
+  /** Present when the read asked for a wait. */
+  waited?: WaitResult;
+}
+
+/** What each request is answered with. */
+export interface Replies {
+  hello: HelloReply;
+  spawn: SpawnReply;
+  kill: JobFacts;
+  read: ReadReply;
+  facts: JobFacts;
+  forget: null;
+  write: JobFacts;
+  lock: null;
+  unlock: null;
+  'cleanup-lost': null;
+  diagnostics: { moduleLoadList: string[] };
+  ping: { pid: number };
+  shutdown: null;
+}
+
+// Every request type has a reply type and no reply type lacks a request (a compile-time check).
+type SameKeys<A, B> = [Exclude<keyof A, keyof B>, Exclude<keyof B, keyof A>] extends [never, never] ? true : false;
+const repliesCoverRequests: SameKeys<Replies, typeof REQUESTS> = true;
+void repliesCoverRequests;
 
 export type Reply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: SerializedError };
 
 export type SupervisorEvent =
   | { event: 'exited'; job: number; code: number | null; signal: string | null; at: number }
-  | { event: 'done'; job: number; at: number }
-  | { event: 'output'; job: number; lines: number }
+  /** Every process is gone and reaped, the cgroup removed, the last output read. */
+  | { event: 'cleaned-up'; job: number; at: number }
   | { event: 'protocol-error'; message: string };
 
 export type Incoming = Reply | SupervisorEvent;
 
+/** An envelope every request has: a safe-integer id and a string type. */
+export function isEnvelope(value: unknown): value is { id: number; type: string } {
+  if (typeof value !== 'object' || value === null) return false;
+  const record = value as { id?: unknown; type?: unknown };
+  return typeof record.id === 'number' && Number.isSafeInteger(record.id) && typeof record.type === 'string';
+}
+
+export function isRequestType(type: string): type is RequestType {
+  return Object.prototype.hasOwnProperty.call(REQUESTS, type);
+}
+
+/** The first problem of a known request's fields, as "request T: field must be ...", or null. */
+export function requestProblem(request: { type: RequestType } & Record<string, unknown>): string | null {
+  const problem = shapeProblem(REQUESTS[request.type], request, '');
+  return problem === null ? null : `request ${request.type}: ${problem}`;
+}
+
 /** One line of a job's output, and one read of it: defined by the supervisor's ring, which
  * produces them, and sent over the channel as they are. */
-export type { OutputLine, OutputRead as OutputSnapshot } from './output.js';
+export type { OutputLine, OutputRead, StreamName } from './output.js';
+export type { JobStats } from './stats.js';

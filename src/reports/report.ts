@@ -10,9 +10,8 @@
  * job_status {"id": 0} reads more; job_kill {"id": 0} stops it.
  * ```
  */
-import type { JobRecord, JobState } from '../job-record.js';
-import { formatResource } from '../locks/index.js';
-import type { OutputLine, OutputSnapshot } from '../protocol/messages.js';
+import type { OutputLine, OutputRead as OutputSnapshot } from '../protocol/messages.js';
+import type { JobRecord, JobState } from '../runtime/job-record.js';
 import * as say from '../wording.js';
 import { formatStats, type JobStats } from './stats-format.js';
 
@@ -158,7 +157,7 @@ export function buildReport(record: JobRecord, output: OutputSnapshot | null, co
   if (context.waited) text.push(say.waitedLine(context.waited, isRunning(record)));
   if (record.timedOut) text.push(say.stoppedByTimeout(formatElapsed(record.input.timeoutMs ?? 0)));
   const { id, reason, cleanedUp } = record;
-  text.push(say.nextStep({ id, state: reportState(record.state), wants: record.wants.map(formatResource), reason, cleanedUp }));
+  text.push(say.nextStep({ id, state: reportState(record.state), wants: record.wants, reason, cleanedUp }));
   return {
     id: record.id,
     state: reportState(record.state),

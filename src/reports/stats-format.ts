@@ -1,15 +1,7 @@
 /** How a running job's resources read in a report header: ` · 3 procs · 112 MB · cpu 4.1s · listening :5173`. */
+import type { JobStats } from '../protocol/stats.js';
 
-export interface JobStats {
-  /** Live processes of the job. */
-  procs: number;
-  /** Bytes in memory; null when nothing could be read. */
-  memoryBytes: number | null;
-  /** CPU time (user + system) in seconds; null when nothing could be read. */
-  cpuSeconds: number | null;
-  /** TCP ports the job's processes listen on, ascending, each once (whatever the family). */
-  ports: number[];
-}
+export type { JobStats };
 
 /**
  * `820 KB`, `12 MB`, `1.2 GB`: binary units (1 KB = 1024 bytes, as ps and top count), one decimal

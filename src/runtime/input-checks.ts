@@ -5,8 +5,8 @@
  * problem, and the tools ask `commandProblem` / `patternProblem` before they ask the user about a
  * call that could not run. The sentences are in src/wording.ts.
  */
-import { InvalidInputError } from '../errors.js';
-import { MAX_COMMAND_BYTES } from '../options.js';
+import { InvalidInputError } from '../protocol/errors.js';
+import { MAX_COMMAND_BYTES } from './options.js';
 import { inputProblem } from '../wording.js';
 
 /** Longest `until` pattern, in characters (the tools' schema says the same). */

@@ -13,10 +13,9 @@
  * - `call` never throws for a model's mistake: every refusal or error is a result with `isError`
  *   and a sentence the model can act on (src/wording.ts); `run` is the same call's text.
  */
-import { JobLimitError, JobNotFoundError } from '../errors.js';
+import { JobLimitError, JobNotFoundError } from '../protocol/errors.js';
 import {
   expandRules,
-  formatResource,
   normalizeResources,
   overlaps,
   validateLockRules,
@@ -24,7 +23,7 @@ import {
   type NormalizedResource,
 } from '../locks/index.js';
 import { buildListReport, type JobReport } from '../reports/report.js';
-import type { BackgroundInput, JobRuntime } from '../runtime.js';
+import type { BackgroundInput, JobRuntime } from '../runtime/job-runtime.js';
 import { commandProblem, patternProblem } from '../runtime/input-checks.js';
 import * as say from '../wording.js';
 import {
@@ -105,7 +104,7 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
   const limits = { maxJobs: runtime.settings.maxJobs, outputLines: runtime.settings.outputLines };
 
   /** The tool's own rules for this call (throws BadLockRuleError / BadResourceError). */
-  function ownRules(tool: string, context: ToolContext & { cwd: string }): NormalizedResource[] {
+  function ownRules(tool: string, context: ToolContext & { cwd: string }): readonly NormalizedResource[] {
     return expandRules(rules, tool, { ref: context.ref, worktree: context.cwd });
   }
 
@@ -115,10 +114,7 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
     for (const target of targets) {
       const held = heldBy(target.id);
       const found = held.length === 0 ? [] : overlaps(own, held);
-      if (found.length > 0) {
-        const names = (side: 'a' | 'b') => [...new Set(found.map((conflict) => formatResource(conflict[side])))];
-        return refusal(say.selfDeadlock(tool, target, names('a'), names('b')));
-      }
+      if (found.length > 0) return refusal(say.selfDeadlock(tool, target, found));
     }
     return null;
   }

@@ -2,7 +2,7 @@
  * A tool's answer as data: the text the model reads and the report it was made from. The shell and
  * the MCP server read these fields; nobody parses the sentence back (STYLE 21).
  */
-import { HephError } from '../errors.js';
+import { HephError } from '../protocol/errors.js';
 import type { JobListReport, JobReport } from '../reports/report.js';
 import { errorText } from '../wording.js';
 

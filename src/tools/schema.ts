@@ -7,7 +7,7 @@
  * property name must be the `BackgroundInput` field name.
  */
 import { MAX_RESOURCE_LENGTH } from '../locks/index.js';
-import { MAX_COMMAND_BYTES } from '../options.js';
+import { MAX_COMMAND_BYTES } from '../runtime/options.js';
 import { MAX_PATTERN_CHARS } from '../runtime/input-checks.js';
 import type { JsonSchema } from './validate.js';
 

@@ -170,8 +170,8 @@ describe.each(modeRows())('bad input everywhere (%s)', (mode, skip) => {
       const ping = await bare.request({ type: 'ping' });
       if (!ping.ok) failures.push('the final ping failed');
       const factsReply = await bare.request({ type: 'facts', job: 0 });
-      const facts = factsReply.value as { exit: unknown; done: boolean } | undefined;
-      if (!factsReply.ok || facts?.exit !== null || facts.done || !isRunning(pid)) {
+      const facts = factsReply.value as { exit: unknown; cleanedUp: boolean } | undefined;
+      if (!factsReply.ok || facts?.exit !== null || facts.cleanedUp || !isRunning(pid)) {
         failures.push(`the running job was disturbed: ${JSON.stringify(factsReply)}`);
         summary(10, frames, failures.length, `${mode}, channel`);
         expect(failures).toEqual([]);

@@ -21,12 +21,13 @@ import readline from 'node:readline';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { HephError, JobRuntime, type JobReport } from '../../src/index.js';
 import type { ResourceSpec } from '../../src/locks/index.js';
-import { findOwnCgroupDir } from '../../src/platform/cgroup.js';
-import { childrenOf } from '../../src/platform/procfs.js';
+import { findOwnCgroupDir } from '../../supervisor/platform/cgroup.js';
+import { childrenOf } from '../../supervisor/platform/procfs.js';
 import { isReaped, see, waitUntil, zombieChildren, type SeenProcess } from '../helpers/kernel.js';
 import { describeFds, EnvMarker, openFds, prng, SharedEofOracle, summary, within, zombiesOf } from '../helpers/hardening.js';
 import { modeRows } from '../helpers/modes.js';
 import { FIXTURES, tempDir } from '../helpers/runtime.js';
+import { supervisorPid, waitFor } from '../../src/testing.js';
 
 const JOBS = Number(process.env.HEPH_CHAOS_JOBS ?? 1000);
 const SEED = Number(process.env.HEPH_CHAOS_SEED ?? Date.now() % 2 ** 31);
@@ -155,7 +156,7 @@ describe.each(modeRows())('chaos (%s)', (mode, skip) => {
             if (fd9 !== oracle.fifo || !marked.has(job.pid)) controls.push(`host job ${job.pid}: fd 9 -> ${fd9 || 'none'}, marked ${marked.has(job.pid)}`);
           }
           // Its jobs run (the printer floods) for a random moment, then the runtime dies.
-          await runtime.waitFor(() => false, Math.floor(prng(SEED ^ 0x5eed)() * 300));
+          await waitFor(runtime, () => false, Math.floor(prng(SEED ^ 0x5eed)() * 300));
         } finally {
           child.kill('SIGKILL');
           await exited;
@@ -177,10 +178,10 @@ describe.each(modeRows())('chaos (%s)', (mode, skip) => {
         const id = record.id;
         let moment: string = plan.moment;
         if (plan.moment === 'mid-spawn') {
-          await runtime.waitFor(() => false, plan.delayMs);
+          await waitFor(runtime, () => false, plan.delayMs);
         } else if (plan.moment !== 'same-tick') {
           // A job still waiting for its locks after a moment is stopped while it waits.
-          if (!(await runtime.waitFor(() => stateOf(id) !== 'waiting', 300))) {
+          if (!(await waitFor(runtime, () => stateOf(id) !== 'waiting', 300))) {
             moment = 'waiting for locks';
           } else {
             await within(call, 30_000, `background #${i}`);
@@ -189,17 +190,17 @@ describe.each(modeRows())('chaos (%s)', (mode, skip) => {
               while (Date.now() < deadline && stateOf(id) === 'running') {
                 const read = await runtime.status(id, { lines: 0 });
                 if ((read.output?.totalLines ?? 0) >= plan.lines) break;
-                await runtime.waitFor(() => false, 5);
+                await waitFor(runtime, () => false, 5);
               }
             } else if (plan.moment === 'after-exit' && (plan.kind === 'quick' || plan.kind === 'orphans')) {
-              await runtime.waitFor(() => stateOf(id) !== 'running', 10_000);
+              await waitFor(runtime, () => stateOf(id) !== 'running', 10_000);
             } else if (plan.moment !== 'after-call') {
               moment = 'after-call';
             }
           }
         }
         momentsSeen.set(moment, (momentsSeen.get(moment) ?? 0) + 1);
-        if (runtime.supervisorPid !== null) supervisors.add(runtime.supervisorPid);
+        if (supervisorPid(runtime) !== null) supervisors.add(supervisorPid(runtime));
         let final: JobReport;
         try {
           final = await within(runtime.kill(id, { signal: plan.signal, graceMs: 300 }), KILL_DEADLINE_MS, `the kill of job ${id} (#${i})`, () =>

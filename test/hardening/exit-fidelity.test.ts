@@ -10,6 +10,7 @@ import { zombieChildren } from '../helpers/kernel.js';
 import { EnvMarker, summary, waitForLines, within } from '../helpers/hardening.js';
 import { modeRows } from '../helpers/modes.js';
 import { FIXTURES, startRuntime, tempDir } from '../helpers/runtime.js';
+import { supervisorPid, waitFor } from '../../src/testing.js';
 
 const JOBS = 200;
 const ORPHANS = 1000;
@@ -60,7 +61,7 @@ describe.each(modeRows())('exit-status fidelity under load (%s)', (mode, skip) =
       `${JOBS} jobs to start`,
     );
     const ids = [orphans.id, ...reports.map((report) => report.id)];
-    const allDone = await runtime.waitFor(() => ids.every((id) => runtime.list().find((job) => job.id === id)?.cleanedUp === true), 120_000);
+    const allDone = await waitFor(runtime, () => ids.every((id) => runtime.list().find((job) => job.id === id)?.cleanedUp === true), 120_000);
     const took = Date.now() - started;
     const failures: string[] = [];
     if (!allDone) failures.push(`not every job was cleaned up after 120 s: ${runtime.list().filter((job) => !job.cleanedUp).map((job) => job.header).join(' | ')}`);
@@ -88,7 +89,7 @@ describe.each(modeRows())('exit-status fidelity under load (%s)', (mode, skip) =
 
     const survivors = marker.survivors();
     if (survivors.length > 0) failures.push(`${survivors.length} marked processes survived`);
-    const zombies = zombieChildren(runtime.supervisorPid!);
+    const zombies = zombieChildren(supervisorPid(runtime)!);
     if (zombies.length > 0) failures.push(`zombie children of the supervisor: ${zombies.length}`);
 
     console.log(`[${mode}] ${JOBS} jobs + ${ORPHANS} orphans: all reported and cleaned up in ${took} ms (marked processes, mostly orphans, alive when the first job exited: ${orphansAtFirst}, when half had: ${orphansAtHalf})`);

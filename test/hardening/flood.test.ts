@@ -11,6 +11,7 @@ import type { JobReport } from '../../src/index.js';
 import { summary, within } from '../helpers/hardening.js';
 import { modeRows } from '../helpers/modes.js';
 import { FIXTURES, startRuntime, waitForOutput } from '../helpers/runtime.js';
+import { supervisorPid, waitFor } from '../../src/testing.js';
 
 const FLOOD_LINES = 20_000_000;
 const NEEDLES = 10;
@@ -31,7 +32,7 @@ describe.each(modeRows())('slow readers and floods (%s)', (mode, skip) => {
     const reader = await runtime.background({ command: `exec ${FIXTURES}/echo-stdin.sh`, stdin: true });
     await waitForOutput(runtime, reader.id, 'ready');
     const flood = await runtime.background({ command: `LINES=${FLOOD_LINES} exec ${FIXTURES}/flood.sh` });
-    const supervisorPid = runtime.supervisorPid!;
+    const supervisorPid = supervisorPid(runtime)!;
     const floodRunning = () => runtime.list().find((job) => job.id === flood.id)?.state === 'running';
 
     // A slow cursor reader of the flood: reads a little now and then, and must be told what it missed.
@@ -45,7 +46,7 @@ describe.each(modeRows())('slow readers and floods (%s)', (mode, skip) => {
         slowReads++;
         if ((read.output?.dropped ?? 0) > 0 && /since the last read (is|are) gone/.test(read.text)) missedReported++;
         since = read.output?.next ?? since;
-        await runtime.waitFor(() => false, 50);
+        await waitFor(runtime, () => false, 50);
       }
     })();
 
@@ -73,7 +74,7 @@ describe.each(modeRows())('slow readers and floods (%s)', (mode, skip) => {
       if (!report.text.includes(`a line matched /^got needle-${k}$/`)) failures.push(`needle ${k}: the wait ended without its line:\n${report.text}`);
     }
 
-    const ended = await runtime.waitFor(() => runtime.list().find((job) => job.id === flood.id)?.cleanedUp === true, 120_000);
+    const ended = await waitFor(runtime, () => runtime.list().find((job) => job.id === flood.id)?.cleanedUp === true, 120_000);
     readerDone = true;
     await slowReader;
     const final = await runtime.status(flood.id, { lines: 1 });

@@ -11,11 +11,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { JobRuntime } from '../../src/index.js';
-import { findOwnCgroupDir } from '../../src/platform/cgroup.js';
+import { findOwnCgroupDir } from '../../supervisor/platform/cgroup.js';
 import { EofOracle, zombieChildren } from '../helpers/kernel.js';
 import { EnvMarker, summary, waitForLines, within } from '../helpers/hardening.js';
 import { modeRows } from '../helpers/modes.js';
 import { FIXTURES, startRuntime } from '../helpers/runtime.js';
+import { supervisorPid } from '../../src/testing.js';
 
 const ROUNDS = 3;
 const DEPTH = 8;
@@ -83,7 +84,7 @@ describe.each(modeRows())('fork bomb and fast forker (%s)', (mode, skip) => {
         await forkerOracle.waitEof(10_000);
         const survivors = marker.survivors();
         if (survivors.length > 0) failures.push(`round ${round}: ${survivors.length} marked processes survived: ${survivors.slice(0, 20).join(' ')}`);
-        const zombies = zombieChildren(runtime.supervisorPid!);
+        const zombies = zombieChildren(supervisorPid(runtime)!);
         if (zombies.length > 0) failures.push(`round ${round}: zombie children of the supervisor: ${zombies.join(' ')}`);
         const root = (await runtime.capabilities()).containment.cgroupRoot;
         if (mode === 'cgroup') {

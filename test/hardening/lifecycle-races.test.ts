@@ -13,7 +13,7 @@ import { EofOracle, isReaped, isRunning, see, waitForFile, waitUntil } from '../
 import { EnvMarker, prng, summary } from '../helpers/hardening.js';
 import { cgroupUnavailable, modeRows, MODES } from '../helpers/modes.js';
 import { FIXTURES, startRuntime, tempDir, waitForOutput } from '../helpers/runtime.js';
-import { findOwnCgroupDir } from '../../src/platform/cgroup.js';
+import { findOwnCgroupDir } from '../../supervisor/platform/cgroup.js';
 
 const RACE_ITERATIONS = Number(process.env.HEPH_RACE_ITERATIONS ?? 200);
 

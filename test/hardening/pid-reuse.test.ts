@@ -21,6 +21,7 @@ import { EofOracle, isReaped, isRunning, see, waitForFile, waitUntil, type SeenP
 import { summary, within } from '../helpers/hardening.js';
 import { modeRows } from '../helpers/modes.js';
 import { FIXTURES, startRuntime, tempDir, waitForOutput } from '../helpers/runtime.js';
+import { waitFor } from '../../src/testing.js';
 
 const NS_LAST_PID = '/proc/sys/kernel/ns_last_pid';
 const ROUNDS = 4;
@@ -93,7 +94,7 @@ describe.each(modeRows())('pid reuse (%s)', (mode, skip) => {
       const inconclusive: string[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const job = await runtime.background({ command: 'echo done' });
-      await runtime.waitFor(() => runtime.list().find((entry) => entry.id === job.id)?.cleanedUp === true, 10_000);
+      await waitFor(runtime, () => runtime.list().find((entry) => entry.id === job.id)?.cleanedUp === true, 10_000);
       const other = await unrelatedWithPid(job.pid!);
       if (!other) {
         inconclusive.push(`round ${round}: pid ${job.pid} was taken by someone else ${ATTEMPTS} times`);
@@ -131,7 +132,7 @@ describe.each(modeRows())('pid reuse (%s)', (mode, skip) => {
           });
           const ignorer = see(Number(await waitForFile(pidFile)));
           // The leader is reaped (its exit is reported) while the ignorer keeps the job alive.
-          await runtime.waitFor(() => runtime.list().find((entry) => entry.id === job.id)?.state === 'exited', 10_000);
+          await waitFor(runtime, () => runtime.list().find((entry) => entry.id === job.id)?.state === 'exited', 10_000);
           const before = await runtime.status(job.id);
           if (before.cleanedUp) failures.push(`round ${round}: the job was cleaned up before its ignorer was stopped`);
           other = await unrelatedWithPid(job.pid!);
@@ -170,7 +171,7 @@ describe.each(modeRows())('pid reuse (%s)', (mode, skip) => {
         const pidFile = path.join(dir, 'ignorer');
         const job = await runtime.background({ command: `exec ${FIXTURES}/leave-term-ignorer.sh`, env: { ...process.env, PID_FILE: pidFile } });
         const ignorer = see(Number(await waitForFile(pidFile)));
-        await runtime.waitFor(() => runtime.list().find((entry) => entry.id === job.id)?.state === 'exited', 10_000);
+        await waitFor(runtime, () => runtime.list().find((entry) => entry.id === job.id)?.state === 'exited', 10_000);
         const next = await jobWithPid(runtime, job.pid!);
         if (next === null) {
           inconclusive.push(`round ${round}: pid ${job.pid} was taken by someone else ${ATTEMPTS} times`);

@@ -11,11 +11,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { encodeFrame, FrameReader } from '../../src/protocol/codec.js';
-import { supervisorEntry } from '../../src/supervisor-client.js';
-import { listProcesses } from '../../src/platform/procfs.js';
+import { supervisorEntry } from '../../src/runtime/supervisor-client.js';
+import { listProcesses } from '../../supervisor/platform/procfs.js';
 import type { JobRuntime } from '../../src/index.js';
 import { processesWithEnv } from './kernel.js';
 import { prng } from './random.js';
+import { waitFor } from '../../src/testing.js';
 export { prng };
 
 /** `scenario N: iterations X, failures Y`: the line the closing note's table is built from. */
@@ -156,7 +157,7 @@ export async function waitForLines(
     const lines = report.output?.lines.map((line) => line.text) ?? [];
     if (predicate(lines)) return lines;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} in job ${id}; last report:\n${report.text.slice(-4000)}`);
-    await runtime.waitFor(() => false, 20);
+    await waitFor(runtime, () => false, 20);
   }
 }
 

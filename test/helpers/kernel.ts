@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { listProcesses, readProcStat, environContains, processStartTime } from '../../src/platform/procfs.js';
+import { listProcesses, readProcStat, environContains, processStartTime } from '../../supervisor/platform/procfs.js';
 
 /** Start time of a process, to tell a recycled pid apart. */
 export const startTime = processStartTime;

@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { findOwnCgroupDir } from '../../src/platform/cgroup.js';
+import { findOwnCgroupDir } from '../../supervisor/platform/cgroup.js';
 
 export type Mode = 'cgroup' | 'process-group';
 

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterEach } from 'vitest';
 import { JobRuntime, type JobRuntimeOptions } from '../../src/index.js';
 import type { Mode } from './modes.js';
+import { waitFor } from '../../src/testing.js';
 
 export const FIXTURES = path.resolve(import.meta.dirname, '../fixtures');
 
@@ -38,6 +39,6 @@ export async function waitForOutput(runtime: JobRuntime, id: number, text: strin
     last = report.text;
     if (report.output?.lines.some((line) => line.text.includes(text))) return last;
     if (Date.now() > deadline) throw new Error(`timed out waiting for "${text}" in job ${id}; last report:\n${last}`);
-    await runtime.waitFor(() => false, 20);
+    await waitFor(runtime, () => false, 20);
   }
 }

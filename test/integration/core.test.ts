@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { EofOracle, isReaped, isRunning, see, waitUntil, zombieChildren, type SeenProcess } from '../helpers/kernel.js';
 import { modeRows } from '../helpers/modes.js';
 import { FIXTURES, startRuntime, tempDir, waitForOutput } from '../helpers/runtime.js';
+import { supervisorDiagnostics, supervisorPid, waitFor } from '../../src/testing.js';
 
 describe.each(modeRows())('supervisor core (%s)', (mode, skip) => {
   it.skipIf(skip)('reports an exit code exactly once', async () => {
@@ -15,7 +16,7 @@ describe.each(modeRows())('supervisor core (%s)', (mode, skip) => {
     const events: string[] = [];
     runtime.onJobEvent((event) => events.push(`${event.type}:${event.job}`));
     const report = await runtime.background({ command: 'exit 7' });
-    await runtime.waitFor(() => events.includes(`cleaned-up:${report.id}`), 10_000);
+    await waitFor(runtime, () => events.includes(`cleaned-up:${report.id}`), 10_000);
     const final = await runtime.status(report.id);
     expect(final.state).toBe('exited');
     expect(final.exitCode).toBe(7);
@@ -54,11 +55,11 @@ describe.each(modeRows())('supervisor core (%s)', (mode, skip) => {
     try {
       const report = await runtime.background({ command: `${oracle.prefix} COUNT=100 ${FIXTURES}/many-sleeps.sh` });
       await oracle.waitEof();
-      await runtime.waitFor(() => runtime.list().find((job) => job.id === report.id)?.cleanedUp === true, 10_000);
+      await waitFor(runtime, () => runtime.list().find((job) => job.id === report.id)?.cleanedUp === true, 10_000);
       const final = await runtime.status(report.id);
       expect(final.state).toBe('exited');
       expect(final.exitCode).toBe(0);
-      expect(zombieChildren(runtime.supervisorPid!)).toEqual([]);
+      expect(zombieChildren(supervisorPid(runtime)!)).toEqual([]);
       const cgroup = (await runtime.capabilities()).containment.cgroupRoot;
       if (mode === 'cgroup') {
         expect(cgroup).not.toBeNull();
@@ -123,7 +124,7 @@ describe.each(modeRows())('supervisor core (%s)', (mode, skip) => {
     expect(report.state).toBe('failed');
     expect(report.reason).toContain('the working directory /nonexistent/dir does not exist');
     expect(report.text).toContain('job 0 failed');
-    expect(zombieChildren(runtime.supervisorPid!)).toEqual([]);
+    expect(zombieChildren(supervisorPid(runtime)!)).toEqual([]);
     const root = (await runtime.capabilities()).containment.cgroupRoot;
     if (root) expect(fs.readdirSync(root).filter((name) => name.startsWith('job-'))).toEqual([]);
   });
@@ -133,7 +134,7 @@ describe.each(modeRows())('supervisor core (%s)', (mode, skip) => {
     const report = await runtime.background({ command: 'true' });
     expect(report.state).toBe('failed');
     expect(report.reason).toMatch(/cannot run the shell \/nonexistent\/sh \(ENOENT\)/);
-    expect(zombieChildren(runtime.supervisorPid!)).toEqual([]);
+    expect(zombieChildren(supervisorPid(runtime)!)).toEqual([]);
   });
 
   it.skipIf(skip)('starts a job with no blocked or ignored signals, fds 0-2 only, in its own session and cgroup', async () => {
@@ -147,21 +148,21 @@ describe.each(modeRows())('supervisor core (%s)', (mode, skip) => {
       "grep '^0::' /proc/$$/cgroup",
     ].join('; ');
     const report = await runtime.background({ command });
-    await runtime.waitFor(() => runtime.list()[0]?.cleanedUp === true, 10_000);
+    await waitFor(runtime, () => runtime.list()[0]?.cleanedUp === true, 10_000);
     const lines = (await runtime.status(report.id)).output!.lines.map((line) => line.text);
     expect(lines).toContain('SigBlk: 0000000000000000');
     expect(lines).toContain('SigIgn: 0000000000000000');
     expect(lines.filter((line) => /^\d+$/.test(line))).toEqual(['0', '1', '2']);
     expect(lines).toContain(`${report.pid} ${report.pid} ${report.pid}`);
     const cgroupLine = lines.find((line) => line.startsWith('0::'))!;
-    if (mode === 'cgroup') expect(cgroupLine).toMatch(new RegExp(`/heph-jobs-${runtime.supervisorPid}/job-${report.id}$`));
+    if (mode === 'cgroup') expect(cgroupLine).toMatch(new RegExp(`/heph-jobs-${supervisorPid(runtime)}/job-${report.id}$`));
     else expect(cgroupLine).not.toContain('heph-jobs');
   });
 
   it.skipIf(skip)('spawns through the fork fallback as well as clone3', async () => {
     const runtime = await startRuntime(mode, { forceFork: true });
     const report = await runtime.background({ command: "grep '^0::' /proc/$$/cgroup; exit 4" });
-    await runtime.waitFor(() => runtime.list()[0]?.cleanedUp === true, 10_000);
+    await waitFor(runtime, () => runtime.list()[0]?.cleanedUp === true, 10_000);
     const final = await runtime.status(report.id);
     expect(final.exitCode).toBe(4);
     const cgroupLine = final.output!.lines[0]!.text;
@@ -173,7 +174,7 @@ describe('the supervisor process', () => {
   it('never loads child_process (a reaper there would steal libuv exit statuses)', async () => {
     const runtime = await startRuntime('process-group');
     await runtime.background({ command: 'true' });
-    const hello = runtime.supervisorHello!;
+    const hello = await supervisorDiagnostics(runtime);
     expect(hello.moduleLoadList.length).toBeGreaterThan(10);
     expect(hello.moduleLoadList).toContain('NativeModule net');
     expect(hello.moduleLoadList.filter((name) => /child_process|process_wrap|spawn_sync/.test(name))).toEqual([]);

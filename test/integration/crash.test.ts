@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { EofOracle, isReaped, see, waitForFile, waitUntil, type SeenProcess } from '../helpers/kernel.js';
 import { modeRows } from '../helpers/modes.js';
 import { FIXTURES, startRuntime, tempDir, waitForOutput } from '../helpers/runtime.js';
+import { killSupervisor, settledLostCleanups, supervisorPid, waitFor } from '../../src/testing.js';
 
 interface HostInfo {
   supervisorPid: number;
@@ -67,11 +68,11 @@ describe.each(modeRows())('crash safety (%s)', (mode, skip) => {
       const job = await runtime.background({ command: `${oracle.prefix} exec ${FIXTURES}/escapers.sh`, env: { ...process.env, PIDS_DIR: pids } });
       await waitForOutput(runtime, job.id, 'ready');
       const escapers = ['setsid', 'nohup', 'pgrp'].map((name) => see(Number(fs.readFileSync(path.join(pids, name), 'utf8'))));
-      const oldSupervisor = see(runtime.supervisorPid!);
+      const oldSupervisor = see(supervisorPid(runtime)!);
       const cgroupRoot = (await runtime.capabilities()).containment.cgroupRoot;
-      runtime.killSupervisorForTest('SIGKILL');
-      await runtime.waitFor(() => runtime.list()[0]?.state === 'lost', 10_000);
-      await runtime.settledLostCleanups();
+      killSupervisor(runtime, 'SIGKILL');
+      await waitFor(runtime, () => runtime.list()[0]?.state === 'lost', 10_000);
+      await settledLostCleanups(runtime);
       await oracle.waitEof(10_000);
       await waitUntil(() => [...escapers, oldSupervisor].every(isReaped), 'escapers and old supervisor reaped', 10_000);
       const lost = await runtime.status(job.id);
@@ -80,8 +81,8 @@ describe.each(modeRows())('crash safety (%s)', (mode, skip) => {
       if (cgroupRoot) expect(fs.existsSync(cgroupRoot)).toBe(false);
       // The next call starts a fresh supervisor.
       const next = await runtime.background({ command: 'echo again' });
-      expect(runtime.supervisorPid).not.toBe(oldSupervisor.pid);
-      await runtime.waitFor(() => runtime.list().find((entry) => entry.id === next.id)?.cleanedUp === true, 10_000);
+      expect(supervisorPid(runtime)).not.toBe(oldSupervisor.pid);
+      await waitFor(runtime, () => runtime.list().find((entry) => entry.id === next.id)?.cleanedUp === true, 10_000);
       expect((await runtime.status(next.id)).output?.lines.map((line) => line.text)).toEqual(['again']);
     } finally {
       oracle.dispose();

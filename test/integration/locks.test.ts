@@ -12,6 +12,7 @@ import type { JobRuntime } from '../../src/index.js';
 import { see, waitForFile, waitUntil } from '../helpers/kernel.js';
 import { modeRows } from '../helpers/modes.js';
 import { FIXTURES, startRuntime, tempDir, waitForOutput } from '../helpers/runtime.js';
+import { killSupervisor, settledLostCleanups, supervisorPid, waitFor } from '../../src/testing.js';
 
 /** A job that records its pids (leader and a child) in DIR/NAME, then prints "up". */
 function recordingJob(dir: string, name: string): string {
@@ -35,7 +36,7 @@ describe.each(modeRows())('resource locks (%s)', (mode, skip) => {
     expect(first.state).toBe('running');
     await waitForOutput(runtime, first.id, 'up');
     const second = runtime.background({ command: checkingJob(dir, 'first'), locks: ['port:5173'] });
-    await runtime.waitFor(() => state(runtime, first.id + 1) === 'waiting', 5000);
+    await waitFor(runtime, () => state(runtime, first.id + 1) === 'waiting', 5000);
     expect(runtime.list().find((job) => job.id === first.id + 1)?.text).toContain('waits for its locks: port:5173');
     expect(runtime.heldResources(first.id).map((res) => res.resource)).toEqual(['port:5173']);
     await runtime.kill(first.id);
@@ -56,11 +57,11 @@ describe.each(modeRows())('resource locks (%s)', (mode, skip) => {
       }),
     );
     const ids = [holder.id + 1, holder.id + 2, holder.id + 3];
-    await runtime.waitFor(() => ids.every((id) => state(runtime, id) === 'waiting'), 5000);
+    await waitFor(runtime, () => ids.every((id) => state(runtime, id) === 'waiting'), 5000);
     let current = holder.id;
     for (const next of ids) {
       await runtime.kill(current);
-      await runtime.waitFor(() => state(runtime, next) === 'running', 10_000);
+      await waitFor(runtime, () => state(runtime, next) === 'running', 10_000);
       // Only the next in line started; the others still wait.
       for (const later of ids.filter((id) => id > next)) expect(state(runtime, later)).toBe('waiting');
       current = next;
@@ -73,7 +74,7 @@ describe.each(modeRows())('resource locks (%s)', (mode, skip) => {
     const runtime = await startRuntime(mode, { lockDir: path.join(tempDir(), 'locks') });
     const holder = await runtime.background({ command: 'exec sleep 1000', locks: ['worktree:main'] });
     const publication = runtime.locks.acquire({ label: 'publication' }, ['worktree:main']);
-    await runtime.waitFor(() => runtime.locks.waiting === 1, 5000);
+    await waitFor(runtime, () => runtime.locks.waiting === 1, 5000);
     const killed = await runtime.userKill(holder.id);
     expect(killed.state).toBe('killed');
     const lease = await publication;
@@ -85,7 +86,7 @@ describe.each(modeRows())('resource locks (%s)', (mode, skip) => {
     const runtime = await startRuntime(mode, { lockDir: path.join(tempDir(), 'locks') });
     const holder = await runtime.background({ command: 'exec sleep 1000', locks: ['port:1', 'port:2'] });
     const waiting = runtime.background({ command: 'echo should-not-run', locks: ['port:2', 'port:3'] });
-    await runtime.waitFor(() => state(runtime, holder.id + 1) === 'waiting', 5000);
+    await waitFor(runtime, () => state(runtime, holder.id + 1) === 'waiting', 5000);
     const cancelled = await runtime.kill(holder.id + 1);
     expect(cancelled.state).toBe('failed');
     expect((await waiting).pid).toBeNull();
@@ -135,12 +136,12 @@ describe('host leases across a supervisor crash', () => {
     const host = await startRuntime('process-group', { lockDir });
     const other = await startRuntime('process-group', { lockDir });
     const lease = await host.locks.acquire({ label: 'shell: git push' }, ['worktree:main']);
-    const oldSupervisor = host.supervisorPid;
-    host.killSupervisorForTest('SIGKILL');
+    const oldSupervisor = supervisorPid(host);
+    killSupervisor(host, 'SIGKILL');
     // Once the runtime has noticed, its cleanup includes taking the host's leases again.
-    await waitUntil(() => host.supervisorPid !== oldSupervisor, 'the runtime to notice its supervisor died');
-    await host.settledLostCleanups();
-    expect(host.supervisorPid).not.toBe(oldSupervisor);
+    await waitUntil(() => supervisorPid(host) !== oldSupervisor, 'the runtime to notice its supervisor died');
+    await settledLostCleanups(host);
+    expect(supervisorPid(host)).not.toBe(oldSupervisor);
     // Still excluded: the kernel lock is held again, now by the fresh supervisor.
     await expect(other.locks.acquire({ label: 'other runtime' }, ['worktree:main'], { timeoutMs: 300 })).rejects.toMatchObject({
       code: 'ERR_LOCK_TIMEOUT',

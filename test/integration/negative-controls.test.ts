@@ -9,7 +9,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EofOracle, isReaped, isRunning, see, waitForFile, waitUntil } from '../helpers/kernel.js';
 import { FIXTURES, tempDir } from '../helpers/runtime.js';
-import { readProcStat } from '../../src/platform/procfs.js';
+import { readProcStat } from '../../supervisor/platform/procfs.js';
 
 describe('oracles without containment', () => {
   it('see the escapers that survive when only the leader is killed', async () => {

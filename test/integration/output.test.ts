@@ -9,6 +9,7 @@ import { createTools, type JobRuntime, type Tools } from '../../src/index.js';
 import { EofOracle } from '../helpers/kernel.js';
 import { modeRows } from '../helpers/modes.js';
 import { startRuntime, waitForOutput } from '../helpers/runtime.js';
+import { waitFor } from '../../src/testing.js';
 
 const MiB = 1024 * 1024;
 
@@ -18,7 +19,7 @@ function toolsFor(runtime: JobRuntime): Tools {
 
 /** Waits until every process of job `id` is gone and its output drained. */
 async function waitCleanedUp(runtime: JobRuntime, id: number, ms = 60_000): Promise<void> {
-  const done = await runtime.waitFor(() => runtime.list().find((job) => job.id === id)?.cleanedUp === true, ms);
+  const done = await waitFor(runtime, () => runtime.list().find((job) => job.id === id)?.cleanedUp === true, ms);
   if (!done) throw new Error(`job ${id} not finished after ${ms} ms:\n${(await runtime.status(id, { lines: 5 })).text}`);
 }
 

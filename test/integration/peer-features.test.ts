@@ -10,6 +10,7 @@ import { createTools } from '../../src/index.js';
 import { EofOracle, isReaped, see, waitUntil } from '../helpers/kernel.js';
 import { modeRows } from '../helpers/modes.js';
 import { FIXTURES, startRuntime, tempDir, waitForOutput } from '../helpers/runtime.js';
+import { killSupervisor, settledLostCleanups, waitFor } from '../../src/testing.js';
 
 const texts = (lines: { text: string }[] | undefined) => (lines ?? []).map((line) => line.text);
 
@@ -90,7 +91,7 @@ describe.each(modeRows())('peer features (%s)', (mode, skip) => {
     try {
       const job = await runtime.background({ command: `${oracle.prefix} exec sleep 1000`, timeoutMs: 300 });
       const report = await runtime.status(job.id, { waitMs: 30_000 });
-      await runtime.waitFor(() => runtime.list()[0]!.cleanedUp, 10_000);
+      await waitFor(runtime, () => runtime.list()[0]!.cleanedUp, 10_000);
       expect(report.state).toBe('killed');
       expect((await runtime.status(job.id)).text).toContain('(stopped by its timeout of 0:00)');
       await oracle.waitEof();
@@ -169,11 +170,11 @@ describe('unknown outcome', () => {
       await runtime.capabilities();
       const pids = tempDir();
       const launch = runtime.background({ command: `echo $$ > ${pids}/leader; exec sleep 1000` });
-      runtime.killSupervisorForTest('SIGKILL');
+      killSupervisor(runtime, 'SIGKILL');
       const report = await launch;
       expect(report.state).toBe('lost');
       expect(report.text).toMatch(/whether it ran is unknown|its supervisor died/);
-      await runtime.settledLostCleanups();
+      await settledLostCleanups(runtime);
       const file = path.join(pids, 'leader');
       if (fs.existsSync(file) && fs.readFileSync(file, 'utf8').endsWith('\n')) {
         const pid = Number(fs.readFileSync(file, 'utf8'));

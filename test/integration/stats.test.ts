@@ -14,11 +14,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { findOwnCgroupDir } from '../../src/platform/cgroup.js';
-import { listeningPorts, parseProcNetTcp, socketInodes } from '../../src/platform/ports.js';
-import { descendantsOf, listProcesses, readProcStat } from '../../src/platform/procfs.js';
+import { findOwnCgroupDir } from '../../supervisor/platform/cgroup.js';
+import { listeningPorts, parseProcNetTcp, socketInodes } from '../../supervisor/platform/ports.js';
+import { descendantsOf, listProcesses, readProcStat } from '../../supervisor/platform/procfs.js';
 import type { JobIdentity } from '../../supervisor/containment.js';
-import { formatBytes, formatStats, jobStats, pageSize } from '../../supervisor/stats.js';
+import { jobStats, pageSize } from '../../supervisor/stats.js';
+import { formatBytes, formatStats } from '../../src/reports/stats-format.js';
 import { waitUntil } from '../helpers/kernel.js';
 
 const MiB = 1024 * 1024;

@@ -8,10 +8,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createTools, type ApprovalAnswer, type ApprovalRequest, type JobRuntime } from '../../src/index.js';
-import { childrenOf } from '../../src/platform/procfs.js';
+import { childrenOf } from '../../supervisor/platform/procfs.js';
 import { EofOracle, isRunning } from '../helpers/kernel.js';
 import { modeRows } from '../helpers/modes.js';
 import { FIXTURES, startRuntime, tempDir, waitForOutput } from '../helpers/runtime.js';
+import { killSupervisor, settledLostCleanups, supervisorPid, waitFor } from '../../src/testing.js';
 
 /** An approver that answers from a script (default "once") and records every question. */
 function approver(answers: Record<string, ApprovalAnswer> = {}, fallback: ApprovalAnswer = 'once') {
@@ -25,7 +26,7 @@ function approver(answers: Record<string, ApprovalAnswer> = {}, fallback: Approv
 
 /** Waits until every process of job `id` is gone and reaped (the runtime's cleaned-up event). */
 async function waitCleanedUp(runtime: JobRuntime, id: number, ms = 20_000): Promise<void> {
-  const done = await runtime.waitFor(() => runtime.list().find((job) => job.id === id)?.cleanedUp === true, ms);
+  const done = await waitFor(runtime, () => runtime.list().find((job) => job.id === id)?.cleanedUp === true, ms);
   if (!done) throw new Error(`job ${id} not cleaned up after ${ms} ms; list:\n${runtime.list().map((job) => job.header).join('\n')}`);
 }
 
@@ -113,10 +114,10 @@ describe.each(modeRows())('the tools against real jobs (%s)', (mode, skip) => {
     try {
       await tools.background.run({ command: `${oracle.prefix} exec ${FIXTURES}/forever.sh` });
       await waitForOutput(runtime, 0, 'ready');
-      const first = runtime.supervisorPid;
-      runtime.killSupervisorForTest('SIGKILL');
-      await runtime.waitFor(() => runtime.list()[0]?.state === 'lost', 10_000);
-      await runtime.settledLostCleanups();
+      const first = supervisorPid(runtime);
+      killSupervisor(runtime, 'SIGKILL');
+      await waitFor(runtime, () => runtime.list()[0]?.state === 'lost', 10_000);
+      await settledLostCleanups(runtime);
       await oracle.waitEof(); // what was left of the job is gone
       const lost = (await tools.job_status.run({ id: 0 })).split('\n');
       expect(lost).toEqual([
@@ -125,7 +126,7 @@ describe.each(modeRows())('the tools against real jobs (%s)', (mode, skip) => {
       ]);
       expect(await tools.job_status.run({})).toMatch(/^job 0 lost .*\n0 of 8 running$/);
       expect(await tools.background.run({ command: 'echo again; exec sleep 60' })).toMatch(/^job 1 running .*\n> again\n/);
-      expect(runtime.supervisorPid).not.toBe(first);
+      expect(supervisorPid(runtime)).not.toBe(first);
     } finally {
       oracle.dispose();
     }
@@ -140,7 +141,7 @@ describe.each(modeRows())('the tools against real jobs (%s)', (mode, skip) => {
       for (let i = 0; i < 8; i++) {
         expect(await tools.background.run({ command: `${oracle.prefix} exec sleep 60 # ${i}` })).toMatch(new RegExp(`^job ${i} running `));
       }
-      const supervisor = runtime.supervisorPid!;
+      const supervisor = supervisorPid(runtime)!;
       const children = childrenOf(supervisor).sort();
       expect(children).toHaveLength(8);
       const questions = asked.length;
@@ -353,7 +354,7 @@ describe('permissions (exact patterns, levels, approvers)', () => {
         'configured, so nothing was started. (Host: pass an approve function, createTools(runtime, { approve }), to ask the user.)',
     );
     expect(runtime.list()).toEqual([]);
-    expect(runtime.supervisorPid).toBeNull(); // not even a supervisor was started
+    expect(supervisorPid(runtime)).toBeNull(); // not even a supervisor was started
   });
 
   it('a denial, a broken approver and a bad answer spawn nothing', async () => {
@@ -373,6 +374,6 @@ describe('permissions (exact patterns, levels, approvers)', () => {
     const odd = createTools(runtime, { approve: async () => 'yes' as ApprovalAnswer });
     expect(await odd.background.run({ command: 'echo hi' })).toMatch(/^background is refused: the approver answered "yes" for background\(echo hi\), which is not "once", "always" or "deny"; it counts as a denial/);
     expect(runtime.list()).toEqual([]);
-    expect(runtime.supervisorPid).toBeNull();
+    expect(supervisorPid(runtime)).toBeNull();
   });
 });

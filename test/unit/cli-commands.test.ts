@@ -3,7 +3,12 @@
  * real schemas, and made-up ones for the shapes they do not (yet) have.
  */
 import { describe, expect, it } from 'vitest';
-import { complete, commandTable, nextToken, parseToolInput, splitCommand, tokenize, usageOf, type ToolLike } from '../../src/cli/commands.js';
+import { commandTable } from '../../src/cli/command-table.js';
+import { complete } from '../../src/cli/completion.js';
+import { parseToolInput } from '../../src/cli/parse-input.js';
+import { nextToken, splitCommand, tokenize } from '../../src/cli/tokenize.js';
+import type { ToolLike } from '../../src/cli/tool-schema.js';
+import { usageOf } from '../../src/cli/usage.js';
 import { createTools, type ToolRuntime } from '../../src/index.js';
 
 /** The real tools, over a stand-in runtime (building the tools reads only its settings). */

@@ -1,29 +1,8 @@
 /** The watch table: columns, stats in whatever shape the runtime gives, and job output made safe for a terminal. */
 import { describe, expect, it } from 'vitest';
-import { classify, looksRefused } from '../../src/cli/answer.js';
 import { cleanLine, formatBytes, formatCpu, readStats, renderWatch, rowOf, type WatchRow } from '../../src/cli/watch.js';
-import { buildListReport, type JobReport } from '../../src/index.js';
-
-function report(fields: Partial<JobReport>): JobReport {
-  return {
-    id: 0,
-    state: 'running',
-    exitCode: null,
-    signal: null,
-    command: 'npm run dev',
-    pid: 100,
-    startedAt: 0,
-    endedAt: null,
-    elapsedMs: 62_000,
-    cleanedUp: false,
-    reason: null,
-    output: null,
-    stats: null,
-    header: 'job 0 running 1:02 npm run dev',
-    text: 'job 0 running 1:02 npm run dev\n...',
-    ...fields,
-  } as JobReport;
-}
+import type { JobReport } from '../../src/index.js';
+import { report } from '../helpers/job-report.js';
 
 describe('watch rows', () => {
   it('reads the stats the runtime reports, and shows - where there are none', () => {
@@ -77,18 +56,5 @@ describe('watch rows', () => {
     const lines = renderWatch({ title: 't', rows, empty: '', footer: ['f'] }, 80, 12);
     expect(lines.length).toBeLessThanOrEqual(12);
     expect(lines).toContain(`… ${30 - (lines.length - 6)} more`);
-  });
-});
-
-describe('answers as structured reports', () => {
-  it('finds the report a text was made from, the list, or a refusal', () => {
-    const job = report({});
-    expect(classify('job_status', job.text, [{ kind: 'job', report: job }], 8)).toEqual({ text: job.text, job, refused: false });
-    const list = buildListReport([job], 8);
-    expect(classify('job_status', list.text, [{ kind: 'list', reports: [job] }], 8)).toMatchObject({ list: { running: 1, maxJobs: 8 }, refused: false });
-    const refusal = 'background is refused: 8 of 8 jobs are running';
-    expect(classify('background', refusal, [{ kind: 'list', reports: [job] }], 8)).toEqual({ text: refusal, refused: true });
-    expect(looksRefused('job_kill', 'The user denied job_kill(x); nothing was stopped.')).toBe(true);
-    expect(looksRefused('job_status', 'job 0 running 0:01 x')).toBe(false);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HephError } from '../../src/errors.js';
+import { HephError } from '../../src/protocol/errors.js';
 import { expandRules, validateLockRules, type LockRules } from '../../src/locks/index.js';
 
 function thrown(fn: () => unknown): HephError {

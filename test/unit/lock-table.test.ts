@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { HephError } from '../../src/errors.js';
+import { HephError } from '../../src/protocol/errors.js';
 import {
   LockTable,
   normalizeResources,

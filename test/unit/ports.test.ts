@@ -4,7 +4,7 @@
  * hand-encoded lines for addresses no capture had.
  */
 import { describe, expect, it } from 'vitest';
-import { decodeSocketAddress, parseProcNetTcp, uniquePorts } from '../../src/platform/ports.js';
+import { decodeSocketAddress, parseProcNetTcp, uniquePorts } from '../../supervisor/platform/ports.js';
 import { formatPorts } from '../../src/reports/stats-format.js';
 
 const TCP = `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode                                                     

@@ -3,7 +3,7 @@
  * the last line, the list form. Records are built directly; `now` is fixed.
  */
 import { describe, expect, it } from 'vitest';
-import type { JobRecord } from '../../src/job-record.js';
+import type { JobRecord } from '../../src/runtime/job-record.js';
 import type { OutputLine, OutputSnapshot } from '../../src/protocol/messages.js';
 import { buildListReport, buildReport, formatElapsed, headerLine, listText } from '../../src/reports/report.js';
 

@@ -19,7 +19,7 @@ import {
   type ToolRuntime,
 } from '../../src/index.js';
 import { LockTable, LockTimeoutError, normalizeResources, type NormalizedResource } from '../../src/locks/index.js';
-import { normalizeOptions } from '../../src/options.js';
+import { normalizeOptions } from '../../src/runtime/options.js';
 import { validate } from '../../src/tools/validate.js';
 import { describeAccepted } from '../../src/wording.js';
 

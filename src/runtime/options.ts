@@ -4,8 +4,8 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import { checkInteger, describeValue } from './protocol/describe.js';
-import type { ContainmentChoice } from './protocol/messages.js';
+import { checkInteger, describeValue } from '../protocol/describe.js';
+import type { ContainmentChoice } from '../protocol/messages.js';
 
 /** The settle window: long enough for "command not found" to come back, short enough not to notice. */
 export const SETTLE_MS = 300;
@@ -24,6 +24,16 @@ export const OUTPUT_MAX_LINE_BYTES = 8192;
 export const OUTPUT_MAX_BYTES = 4 * 1024 * 1024;
 /** Lines from a job's start kept even after the ring wraps (the first fatal error is often early). */
 export const OUTPUT_HEAD_LINES = 20;
+/** SPEC 5: a read shows at most the last 50 lines unless asked for more. */
+export const DEFAULT_TAIL_LINES = 50;
+/** Bound on the output one read returns (the peer system's default). */
+export const DEFAULT_MAX_BYTES = 64 * 1024;
+/** Largest `maxBytes` a library caller may ask one status for. */
+export const MAX_STATUS_BYTES = 16 * 1024 * 1024;
+/** Longest wait one call may ask for (a model's tool call should not hang for hours). */
+export const MAX_WAIT_MS = 10 * 60 * 1000;
+/** Longest per-job timeout: a week. */
+export const MAX_TIMEOUT_MS = 7 * 24 * 60 * 60 * 1000;
 /** A command longer than this is refused (Linux allows 128 KiB per argument). */
 export const MAX_COMMAND_BYTES = 128 * 1024 - 1;
 

@@ -55,8 +55,15 @@ export interface NativeAddon {
   pidfdSendSignal(pidfd: number, signal: number): boolean;
   /** False on ESRCH. Negative pids address process groups. */
   signalPid(pid: number, signal: number): boolean;
+  /**
+   * Signals the process group of a leader this addon spawned, only while that leader is still
+   * registered and not reaped (checked under the reaper's lock, so the group id cannot have been
+   * recycled). False when the leader is gone or unknown.
+   */
+  signalChildGroup(pid: number, signal: number): boolean;
   closeFd(fd: number): void;
-  watchPidfd(pidfd: number, callback: () => void): void;
+  /** Calls back once the process exits; with an errno error if the watch itself failed. */
+  watchPidfd(pidfd: number, callback: (error?: Error) => void): void;
   cgroupCreate(dir: string): void;
   /** False while the cgroup is busy (not yet empty). */
   cgroupRemove(dir: string): boolean;

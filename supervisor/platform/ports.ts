@@ -257,3 +257,4 @@ export function listeningPorts(pids: Iterable<number>): ListeningPort[] {
 export function uniquePorts(ports: Iterable<ListeningPort>): number[] {
   return [...new Set([...ports].map((entry) => entry.port))].sort((a, b) => a - b);
 }
+

@@ -2,9 +2,9 @@
  * What the runtime remembers of each job: the command as the model gave it, and the lifecycle as
  * the supervisor reports it.
  */
-import type { Lease, NormalizedResource } from './locks/index.js';
-import type { ContainmentMode } from './protocol/messages.js';
-import type { JobStats } from './reports/stats-format.js';
+import type { Lease, NormalizedResource } from '../locks/index.js';
+import type { ContainmentMode } from '../protocol/messages.js';
+import type { JobStats } from '../protocol/stats.js';
 
 /** `waiting` for its locks; `running`; `exited` with a code; `killed` by a signal; `failed` to
  * start; `lost` with its supervisor. (`starting` is internal: shown as running.) */
@@ -32,7 +32,7 @@ export interface JobRecord {
   /** Resources the job holds (or waits for), released only after its cleanup. */
   lease: Lease | null;
   /** The resources asked for, while waiting. */
-  wants: NormalizedResource[];
+  wants: readonly NormalizedResource[];
   /** Cancels the wait for locks. */
   abort: AbortController | null;
   /** What started it, for job_restart. */
@@ -51,17 +51,17 @@ export interface RestartableInput {
   env: NodeJS.ProcessEnv | undefined;
   stdin: boolean;
   merge: boolean;
-  locks: NormalizedResource[];
+  locks: readonly NormalizedResource[];
   ref: string | undefined;
   timeoutMs: number | undefined;
 }
 
-/** Counts toward the cap: started and not yet ended. */
-export function isActive(record: JobRecord): boolean {
+/** Started and not yet ended: counts toward the cap (`starting` is shown as running). */
+export function isRunning(record: JobRecord): boolean {
   return record.state === 'starting' || record.state === 'running';
 }
 
-/** Not yet ended: waiting for locks, starting or running. */
-export function isLive(record: JobRecord): boolean {
-  return record.state === 'waiting' || isActive(record);
+/** Its state is final: exited, killed, failed or lost (no longer waiting, starting or running). */
+export function hasEnded(record: JobRecord): boolean {
+  return record.state !== 'waiting' && !isRunning(record);
 }

@@ -3,7 +3,8 @@
  * (supervisor/kernel-locks.ts), so two runtimes on one machine exclude each other, and a grant is
  * released by the kernel only when the supervisor that holds it is gone.
  */
-import type { LockBackend, LockOwner, NormalizedResource } from './locks/index.js';
+import type { LockBackend, LockOwner, NormalizedResource } from '../locks/index.js';
+import type { RequestBody } from '../protocol/messages.js';
 import type { SupervisorClient } from './supervisor-client.js';
 
 interface HeldLease {
@@ -22,9 +23,8 @@ export interface KernelLockBackend extends LockBackend {
   retake(lost: SupervisorClient): Promise<string[]>;
 }
 
-function lockRequest(lease: number, resources: readonly NormalizedResource[], owner: LockOwner) {
+function lockRequest(lease: number, resources: readonly NormalizedResource[], owner: LockOwner): RequestBody<'lock'> {
   return {
-    type: 'lock' as const,
     lease,
     resources: resources.map(({ resource, kind, value, mode }) => ({ resource, kind, value, mode })),
     owner: { label: owner.label, job: typeof owner.jobId === 'number' ? owner.jobId : null },
@@ -46,7 +46,7 @@ export function kernelLockBackend(supervisorFor: () => Promise<SupervisorClient>
       await Promise.all(
         hostLeases.map(async ([lease, entry]) => {
           entry.supervisor = supervisor;
-          const taken = supervisor.request(lockRequest(lease, entry.resources, entry.owner));
+          const taken = supervisor.request('lock', lockRequest(lease, entry.resources, entry.owner));
           const timer = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), RETAKE_WAIT_MS).unref());
           if ((await Promise.race([taken.then(() => 'ok' as const, () => 'error' as const), timer])) !== 'ok') {
             contended.push(...entry.resources.map((res) => res.resource));
@@ -59,10 +59,10 @@ export function kernelLockBackend(supervisorFor: () => Promise<SupervisorClient>
       const supervisor = await supervisorFor();
       const lease = nextLease++;
       // A cancelled wait is withdrawn in the supervisor too (it polls until the locks are free).
-      const onAbort = () => void supervisor.request({ type: 'unlock', lease }).catch(() => undefined);
+      const onAbort = () => void supervisor.request('unlock', { lease }).catch(() => undefined);
       signal.addEventListener('abort', onAbort, { once: true });
       try {
-        await supervisor.request(lockRequest(lease, resources, owner));
+        await supervisor.request('lock', lockRequest(lease, resources, owner));
       } finally {
         signal.removeEventListener('abort', onAbort);
       }
@@ -72,7 +72,7 @@ export function kernelLockBackend(supervisorFor: () => Promise<SupervisorClient>
         release: () => {
           held.delete(lease);
           // The lease may have moved to a fresh supervisor since (retake).
-          if (!entry.supervisor.isLost) void entry.supervisor.request({ type: 'unlock', lease }).catch(() => undefined);
+          if (!entry.supervisor.isLost) void entry.supervisor.request('unlock', { lease }).catch(() => undefined);
         },
       };
     },

@@ -8,17 +8,15 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { deserializeError, SupervisorLostError } from './errors.js';
-import { encodeFrame, FrameReader } from './protocol/codec.js';
-import type { HelloReply, Incoming, Request, SupervisorConfig, SupervisorEvent } from './protocol/messages.js';
-
-type RequestBody = Request extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
+import { deserializeError, SupervisorLostError } from '../protocol/errors.js';
+import { encodeFrame, FrameReader } from '../protocol/codec.js';
+import type { HelloReply, Incoming, Replies, RequestBody, RequestType, SupervisorConfig, SupervisorEvent } from '../protocol/messages.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
-/** The compiled supervisor entry: beside us when running from dist/, in dist/ when from src/. */
+/** The compiled supervisor entry: dist/supervisor/main.js, seen from dist/src/runtime/ (built) or src/runtime/ (tests). */
 export function supervisorEntry(): string {
-  const candidates = [path.resolve(here, '../supervisor/main.js'), path.resolve(here, '../dist/supervisor/main.js')];
+  const candidates = [path.resolve(here, '../../supervisor/main.js'), path.resolve(here, '../../dist/supervisor/main.js')];
   const found = candidates.find((candidate) => fs.existsSync(candidate));
   if (!found) throw new Error(`heph-jobs: the supervisor entry is not built (run \`npm run build:ts\`); looked in ${candidates.join(', ')}`);
   return found;
@@ -37,7 +35,7 @@ export class SupervisorClient {
   private readonly child: ChildProcess;
   private readonly socket: net.Socket;
   private readonly reader = new FrameReader();
-  private readonly pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
+  private readonly pending = new Map<number, { resolve: (value: never) => void; reject: (error: Error) => void }>();
   private nextId = 1;
   private lost: SupervisorLostError | null = null;
   private closing = false;
@@ -85,7 +83,7 @@ export class SupervisorClient {
       throw new SupervisorLostError(`the supervisor could not be started: ${error.message}`, { cause: error });
     }
     const client = new SupervisorClient(child, events);
-    client.hello = (await client.request({ type: 'hello', config })) as HelloReply;
+    client.hello = await client.request('hello', { config });
     return client;
   }
 
@@ -93,12 +91,13 @@ export class SupervisorClient {
     return this.lost !== null;
   }
 
-  request(body: RequestBody): Promise<unknown> {
+  /** Sends a request; resolves with its reply (typed by the protocol's table), rejects with its error. */
+  request<T extends RequestType>(type: T, body: RequestBody<T>): Promise<Replies[T]> {
     if (this.lost) return Promise.reject(this.lost);
     const id = this.nextId++;
-    const frame = encodeFrame({ ...body, id });
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+    const frame = encodeFrame({ ...body, type, id });
+    return new Promise<Replies[T]>((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (value: never) => void, reject });
       if (this.pending.size === 1) this.socket.ref();
       this.socket.write(frame);
     });
@@ -110,7 +109,7 @@ export class SupervisorClient {
     if (this.lost || this.child.exitCode !== null || this.child.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
     this.child.ref();
-    await this.request({ type: 'shutdown' }).catch(() => {});
+    await this.request('shutdown', {}).catch(() => {});
     await exited;
   }
 
@@ -131,7 +130,7 @@ export class SupervisorClient {
     }
     this.pending.delete(message.id);
     if (this.pending.size === 0) this.socket.unref();
-    if (message.ok) waiter.resolve(message.value);
+    if (message.ok) waiter.resolve(message.value as never);
     else waiter.reject(deserializeError(message.error));
   }
 

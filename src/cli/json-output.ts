@@ -1,0 +1,35 @@
+/**
+ * What `--json` writes: one object per line, tagged by `type`. An answer carries the tool's result
+ * as data (the report or the list its text was made from, and whether it is a refusal), so a script
+ * reads fields rather than the sentence.
+ */
+import type { ToolResult } from '../tools/index.js';
+import type { SessionEnd } from './session.js';
+
+/** A command's answer: the word typed, the tool it ran (or `/job-kill`), the input, and the result. */
+export function answerObject(command: string, tool: string, input: unknown, result: ToolResult): Record<string, unknown> {
+  return {
+    type: 'answer',
+    command,
+    tool,
+    input,
+    refused: result.isError,
+    text: result.text,
+    ...(result.job ? { job: result.job } : {}),
+    ...(result.list ? { list: result.list } : {}),
+  };
+}
+
+/** A line that is not a command. */
+export function errorObject(line: string, problem: string): Record<string, unknown> {
+  return { type: 'error', line, error: problem };
+}
+
+export function helpObject(text: string): Record<string, unknown> {
+  return { type: 'help', text };
+}
+
+/** The last line: how many jobs the end stopped, and every job's final report. */
+export function endObject(end: SessionEnd, bySignal = false): Record<string, unknown> {
+  return { type: 'end', stopped: end.stopped, jobs: end.jobs, ...(bySignal ? { signal: true } : {}) };
+}

@@ -1,0 +1,95 @@
+/**
+ * Keeps the runtime's supervisor: starts it when first needed (one start even when many calls
+ * ask at once), notices when it dies, and has a fresh one stop what the dead one left behind. The
+ * runtime process itself never touches a job's processes: that is the supervisor's work, so a
+ * fault in it stays out of the agent runtime (issue 11).
+ */
+import type { HelloReply, LostJob, SupervisorConfig, SupervisorEvent } from '../protocol/messages.js';
+import type { SupervisorLostError } from '../protocol/errors.js';
+import { SupervisorClient } from './supervisor-client.js';
+
+export interface KeeperEvents {
+  onEvent(event: SupervisorEvent): void;
+  /** The current supervisor died (not when it was shut down on purpose). */
+  onLost(lost: SupervisorClient, error: SupervisorLostError): void;
+}
+
+export class SupervisorKeeper {
+  private client: SupervisorClient | null = null;
+  private starting: Promise<SupervisorClient> | null = null;
+  /** Work that follows a lost supervisor (cleanup, retaking leases); awaited by `settled()`. */
+  private readonly aftermath = new Set<Promise<unknown>>();
+
+  constructor(
+    private readonly config: () => SupervisorConfig,
+    private readonly events: KeeperEvents,
+  ) {}
+
+  /** The running supervisor, if any. */
+  get current(): SupervisorClient | null {
+    return this.client;
+  }
+
+  get hello(): HelloReply | null {
+    return this.client?.hello ?? null;
+  }
+
+  /** The running supervisor, started now if there is none. */
+  async ensure(): Promise<SupervisorClient> {
+    if (this.client && !this.client.isLost) return this.client;
+    this.starting ??= SupervisorClient.start(this.config(), {
+      onEvent: (event) => this.events.onEvent(event),
+      onLost: (error) => this.lost(error),
+    }).finally(() => {
+      this.starting = null;
+    });
+    const client = await this.starting;
+    this.client = client;
+    return client;
+  }
+
+  /** Keeps `work` (something a lost supervisor left to do) until it settles. */
+  track<T>(work: Promise<T>): Promise<T> {
+    const tracked = work.finally(() => this.aftermath.delete(tracked));
+    this.aftermath.add(tracked);
+    return tracked;
+  }
+
+  /** Resolves once every piece of aftermath has settled (new pieces included). */
+  async settled(): Promise<void> {
+    while (this.aftermath.size > 0) await Promise.allSettled([...this.aftermath]);
+  }
+
+  /**
+   * Asks a fresh supervisor to stop every remaining process of the dead one's jobs and remove its
+   * cgroups. After `close()` there is no supervisor to ask, so one is started for this alone.
+   */
+  async cleanupAfter(dead: SupervisorClient, jobs: LostJob[], closed: boolean): Promise<void> {
+    const body = { supervisor: { pid: dead.pid, cgroupRoot: dead.hello?.containment.cgroupRoot ?? null }, jobs };
+    if (!closed) {
+      await (await this.ensure()).request('cleanup-lost', body);
+      return;
+    }
+    const temporary = await SupervisorClient.start(this.config(), { onEvent: () => undefined, onLost: () => undefined });
+    try {
+      await temporary.request('cleanup-lost', body);
+    } finally {
+      await temporary.shutdown();
+    }
+  }
+
+  /** Stops the supervisor (it stops every job it still has) once starts and aftermath have settled. */
+  async shutdown(): Promise<void> {
+    if (this.starting) await this.starting.catch(() => undefined);
+    await this.settled();
+    await this.client?.shutdown();
+    this.client = null;
+  }
+
+  private lost(error: SupervisorLostError): void {
+    const dead = this.client;
+    if (!dead || !dead.isLost) return;
+    this.client = null;
+    this.events.onLost(dead, error);
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * Test hooks: not part of the package's API (package.json does not export this module). Tests and
+ * the benchmarks use them to see and break what a user never should.
+ */
+import { internalsOf } from './runtime/internals.js';
+import type { JobRuntime } from './runtime/job-runtime.js';
+
+/** The pid of the runtime's running supervisor, or null when none runs. */
+export function supervisorPid(runtime: JobRuntime): number | null {
+  return internalsOf(runtime).supervisorPid();
+}
+
+/** What the running supervisor said about itself when it started. */
+export function supervisorHello(runtime: JobRuntime) {
+  return internalsOf(runtime).supervisorHello();
+}
+
+/** Kills the supervisor as a crash would. */
+export function killSupervisor(runtime: JobRuntime, signal: NodeJS.Signals = 'SIGKILL'): void {
+  internalsOf(runtime).killSupervisor(signal);
+}
+
+/** Resolves once every cleanup after a lost supervisor has finished. */
+export function settledLostCleanups(runtime: JobRuntime): Promise<void> {
+  return internalsOf(runtime).settledLostCleanups();
+}
+
+/** Resolves true when `predicate` holds (re-checked on every job change), false after `ms`. */
+export function waitFor(runtime: JobRuntime, predicate: () => boolean, ms: number): Promise<boolean> {
+  return internalsOf(runtime).waitFor(predicate, ms);
+}
+
+/** The supervisor's loaded modules (Node's internal list), to prove child_process never is. */
+export function supervisorDiagnostics(runtime: JobRuntime) {
+  return internalsOf(runtime).supervisorDiagnostics();
+}

@@ -1,0 +1,85 @@
+/**
+ * The layers of the built tree (issue 11): supervisor/ reaches src/ only through src/protocol/;
+ * src/ never reaches supervisor/; the public type declarations name no test hook. Each rule is
+ * also run on a graph that breaks it (a negative control), so a check that cannot fail is caught.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { builtFiles, DIST, violations, walk } from '../helpers/import-graph.js';
+
+const SRC = path.join(DIST, 'src');
+const SUPERVISOR = path.join(DIST, 'supervisor');
+const PROTOCOL = path.join(SRC, 'protocol');
+
+const inside = (folder: string) => (file: string) => file === folder || file.startsWith(`${folder}${path.sep}`);
+const inSrc = inside(SRC);
+const inSupervisor = inside(SUPERVISOR);
+const inProtocol = inside(PROTOCOL);
+
+/** supervisor/ -> src/ only into src/protocol/; src/ -> never supervisor/; protocol/ -> only protocol/. */
+function layerRule(from: string, to: string): boolean {
+  if (inSupervisor(from) && inSrc(to)) return inProtocol(to);
+  if (inSrc(from) && inSupervisor(to)) return false;
+  if (inProtocol(from)) return inProtocol(to);
+  return true;
+}
+
+describe('the layers of the built tree', () => {
+  it('supervisor/ reaches src/ only through src/protocol/, and src/ never reaches supervisor/', () => {
+    const graph = walk([...builtFiles(SUPERVISOR), ...builtFiles(SRC)]);
+    expect(graph.size).toBeGreaterThan(40);
+    // The supervisor really uses the protocol (the rule is about something that exists).
+    expect([...graph].some(([from, targets]) => inSupervisor(from) && targets.some(inProtocol))).toBe(true);
+    expect(violations(graph, layerRule)).toEqual([]);
+  });
+
+  it('negative control: a supervisor module importing src/runtime, and src importing the addon loader, are caught', () => {
+    const planted = new Map<string, string>([
+      [path.join(SUPERVISOR, 'planted.js'), "import { JobRuntime } from '../src/runtime/job-runtime.js';\nimport '../src/protocol/codec.js';"],
+      [path.join(SRC, 'planted.js'), "export { native } from '../supervisor/native.js';"],
+      [path.join(PROTOCOL, 'planted.js'), "const wording = await import('../wording.js');"],
+    ]);
+    const graph = walk([...planted.keys()], (file) => planted.get(file) ?? '');
+    expect(violations(graph, layerRule).sort()).toEqual([
+      'src/planted.js -> supervisor/native.js',
+      'src/protocol/planted.js -> src/wording.js',
+      'supervisor/planted.js -> src/runtime/job-runtime.js',
+    ]);
+  });
+});
+
+/** Names that exist only for tests, and must not be part of what the package exports. (The
+ * supervisor's diagnostics reply is a message of the protocol, not a method of the API.) */
+const TEST_HOOKS = /\b(killSupervisorForTest|killSupervisor|settledLostCleanups|waitFor|supervisorHello|supervisorDiagnostics|registerInternals|internalsOf)\b/g;
+
+/** The declarations a consumer of the package sees: what package.json exports, and what it reaches. */
+function exportedDeclarations(): Map<string, string[]> {
+  const pkg = JSON.parse(fs.readFileSync(path.join(DIST, '..', 'package.json'), 'utf8')) as { exports: Record<string, { types: string }> };
+  const entries = Object.values(pkg.exports).map((entry) => path.resolve(DIST, '..', entry.types));
+  const read = (file: string) => fs.readFileSync(file.replace(/\.js$/, '.d.ts'), 'utf8');
+  return walk(entries, read);
+}
+
+function hooksNamed(files: Iterable<string>, read: (file: string) => string): string[] {
+  const named: string[] = [];
+  for (const file of files) for (const match of read(file).matchAll(TEST_HOOKS)) named.push(`${path.relative(DIST, file)}: ${match[0]}`);
+  return named;
+}
+
+describe('the public type declarations', () => {
+  it('name no test hook', () => {
+    const declarations = exportedDeclarations();
+    const read = (file: string) => fs.readFileSync(file.replace(/\.js$/, '.d.ts'), 'utf8');
+    expect(declarations.size).toBeGreaterThan(10);
+    expect([...declarations.keys()].some((file) => file.endsWith(path.join('runtime', 'job-runtime.d.ts')) || file.endsWith(path.join('runtime', 'job-runtime.js')))).toBe(true);
+    expect(hooksNamed(declarations.keys(), read)).toEqual([]);
+    // Nor does any of them lead to the testing module.
+    expect([...declarations.keys()].filter((file) => /testing\.(d\.ts|js)$/.test(file))).toEqual([]);
+  });
+
+  it('negative control: the testing module itself names them', () => {
+    const testing = path.join(SRC, 'testing.d.ts');
+    expect(hooksNamed([testing], (file) => fs.readFileSync(file, 'utf8')).length).toBeGreaterThan(3);
+  });
+});
