@@ -9,14 +9,14 @@ import { HephError, InvalidInputError, JobLimitError, RuntimeClosedError, Superv
 import { SIGNAL_NAMES, type Containment, type ContainmentMode, type JobFacts, type LostJob, type ReadWait, type SignalName, type SupervisorConfig, type SupervisorEvent } from '../protocol/messages.js';
 import type { OutputRead } from '../protocol/output.js';
 import { LockTable, normalizeResources, type LockOwner, type NormalizedResource, type ResourceSpec } from '../locks/index.js';
-import { buildReport, type JobReport, type WaitOutcome } from '../report.js';
+import { buildReport, type JobReport, type WaitOutcome } from '../reports/report.js';
 import { Changes } from './changes.js';
 import { compilePattern, envEntries, validateCommand } from './input-checks.js';
 import { registerInternals } from './internals.js';
 import { JobRegistry } from './job-registry.js';
 import { hasEnded, isRunning, type JobRecord } from './job-record.js';
 import { kernelLockBackend, type KernelLockBackend } from './kernel-lock-backend.js';
-import { containmentLimitations } from './limitations.js';
+import { containmentLimitations } from '../wording.js';
 import {
   DEFAULT_MAX_BYTES,
   DEFAULT_TAIL_LINES,

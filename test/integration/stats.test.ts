@@ -19,7 +19,7 @@ import { listeningPorts, parseProcNetTcp, socketInodes } from '../../supervisor/
 import { descendantsOf, listProcesses, readProcStat } from '../../supervisor/platform/procfs.js';
 import type { JobIdentity } from '../../supervisor/containment/index.js';
 import { jobStats, pageSize } from '../../supervisor/stats.js';
-import { formatBytes, formatStats } from '../../src/stats-format.js';
+import { formatBytes, formatStats } from '../../src/reports/stats-format.js';
 import { waitUntil } from '../helpers/kernel.js';
 
 const MiB = 1024 * 1024;
