@@ -10,7 +10,7 @@ import { closeInheritedDescriptors } from './descriptors.js';
 import { PROCESS_TITLE } from './names.js';
 import { native } from './native.js';
 import { requestHandler } from './requests/index.js';
-import { shutdown } from './shutdown.js';
+import { shutdown } from './cleanup/shutdown.js';
 import { SupervisorState } from './state.js';
 
 process.title = PROCESS_TITLE;

@@ -5,8 +5,8 @@
 import { JobNotFoundError, ProtocolError } from '../src/protocol/errors.js';
 import type { SupervisorConfig } from '../src/protocol/messages.js';
 import type { ContainmentStrategy } from './containment/index.js';
-import type { SupervisedJob } from './job.js';
-import type { KernelLocks } from './kernel-locks.js';
+import type { SupervisedJob } from './jobs/job.js';
+import type { KernelLocks } from './locks/kernel-locks.js';
 
 export interface Setup {
   readonly config: SupervisorConfig;

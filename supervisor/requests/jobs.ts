@@ -1,6 +1,6 @@
 /** Requests about jobs: spawn, kill, read (with its optional wait), write, facts, forget. */
 import { InvalidInputError } from '../../src/protocol/errors.js';
-import { SupervisedJob } from '../job.js';
+import { SupervisedJob } from '../jobs/job.js';
 import type { Handlers, RequestContext } from './context.js';
 import { waitOnOutput } from './read-wait.js';
 

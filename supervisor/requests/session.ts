@@ -4,8 +4,8 @@
  */
 import { ProtocolError } from '../../src/protocol/errors.js';
 import { chooseContainment } from '../containment/index.js';
-import { KernelLocks } from '../kernel-locks.js';
-import { checkLostPaths, cleanupLostSupervisor } from '../lost-cleanup.js';
+import { KernelLocks } from '../locks/kernel-locks.js';
+import { checkLostPaths, cleanupLostSupervisor } from '../cleanup/lost-cleanup.js';
 import { native } from '../native.js';
 import type { Handlers, RequestContext } from './context.js';
 

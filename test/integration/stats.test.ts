@@ -18,7 +18,7 @@ import { findOwnCgroupDir } from '../../supervisor/platform/cgroup.js';
 import { listeningPorts, parseProcNetTcp, socketInodes } from '../../supervisor/platform/ports.js';
 import { descendantsOf, listProcesses, readProcStat } from '../../supervisor/platform/procfs.js';
 import type { JobIdentity } from '../../supervisor/containment/index.js';
-import { jobStats, pageSize } from '../../supervisor/stats.js';
+import { jobStats, pageSize } from '../../supervisor/jobs/stats.js';
 import { formatBytes, formatStats } from '../../src/reports/stats-format.js';
 import { waitUntil } from '../helpers/kernel.js';
 

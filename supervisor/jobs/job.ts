@@ -5,13 +5,13 @@
  */
 import net from 'node:net';
 import { constants as os } from 'node:os';
-import { native } from './native.js';
-import { InvalidInputError, SpawnError } from '../src/protocol/errors.js';
-import type { JobFacts, KillParams, SignalName, SpawnParams, SpawnReply, SupervisorConfig } from '../src/protocol/messages.js';
-import type { ContainmentStrategy, JobIdentity } from './containment/index.js';
-import { OutputRing, type ReadOptions, type OutputRead } from './output/index.js';
-import type { WaitableJob } from './requests/read-wait.js';
-import { jobMarker } from './names.js';
+import { native } from '../native.js';
+import { InvalidInputError, SpawnError } from '../../src/protocol/errors.js';
+import type { JobFacts, KillParams, SignalName, SpawnParams, SpawnReply, SupervisorConfig } from '../../src/protocol/messages.js';
+import type { ContainmentStrategy, JobIdentity } from '../containment/index.js';
+import { OutputRing, type ReadOptions, type OutputRead } from '../output/index.js';
+import type { WaitableJob } from '../requests/read-wait.js';
+import { jobMarker } from '../names.js';
 import { hasZombieChildren } from './zombies.js';
 import { jobStats } from './stats.js';
 

@@ -3,9 +3,9 @@
  * everything below us killed and reaped, our cgroups removed, then exit.
  */
 import { constants as os } from 'node:os';
-import { native } from './native.js';
-import { descendantsOf, listProcesses } from './platform/procfs.js';
-import type { SupervisorState } from './state.js';
+import { native } from '../native.js';
+import { descendantsOf, listProcesses } from '../platform/procfs.js';
+import type { SupervisorState } from '../state.js';
 
 /** Longest the final sweep waits for what it killed to be gone. */
 const FINAL_SWEEP_MS = 5000;

@@ -12,12 +12,12 @@
 import fs from 'node:fs';
 import { constants as os } from 'node:os';
 import path from 'node:path';
-import { ProtocolError } from '../src/protocol/errors.js';
-import type { LostJob } from '../src/protocol/messages.js';
-import { native } from './native.js';
-import { markerPrefix, PROCESS_TITLE, subtreeName, subtreeOf } from './names.js';
-import { removeCgroupTree } from './platform/cgroup.js';
-import { descendantsOf, environHasPrefix, listProcesses, readProcStat } from './platform/procfs.js';
+import { ProtocolError } from '../../src/protocol/errors.js';
+import type { LostJob } from '../../src/protocol/messages.js';
+import { native } from '../native.js';
+import { markerPrefix, PROCESS_TITLE, subtreeName, subtreeOf } from '../names.js';
+import { removeCgroupTree } from '../platform/cgroup.js';
+import { descendantsOf, environHasPrefix, listProcesses, readProcStat } from '../platform/procfs.js';
 
 const SIGKILL = os.signals.SIGKILL;
 /** How long we keep trying to see a dead supervisor's processes gone before giving up. */

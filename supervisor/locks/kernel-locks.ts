@@ -15,12 +15,12 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { native } from './native.js';
-import { cleanupLostSupervisor } from './lost-cleanup.js';
-import { subtreeOf } from './names.js';
-import { processStartTime, readProcStat } from './platform/procfs.js';
-import type { LockResource } from '../src/protocol/messages.js';
-import { pathAncestors } from '../src/protocol/resource-path.js';
+import { native } from '../native.js';
+import { cleanupLostSupervisor } from '../cleanup/lost-cleanup.js';
+import { subtreeOf } from '../names.js';
+import { processStartTime, readProcStat } from '../platform/procfs.js';
+import type { LockResource } from '../../src/protocol/messages.js';
+import { pathAncestors } from '../../src/protocol/resource-path.js';
 
 const SLOTS = 2 ** 46;
 const X_INTENT = 2 ** 47;
