@@ -13,7 +13,8 @@
  * - `call` never throws for a model's mistake: every refusal or error is a result with `isError`
  *   and a sentence the model can act on (src/wording.ts); `run` is the same call's text.
  */
-import { JobLimitError, JobNotFoundError } from '../protocol/errors.js';
+import { JobNotFoundError } from '../protocol/errors.js';
+import { capacityError } from '../runtime/job-record.js';
 import {
   expandRules,
   normalizeResources,
@@ -181,9 +182,9 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
       const context = resolve(callContext);
       try {
         const locks = [...ownRules('background', context), ...normalizeResources(asked ?? [])];
-        const running = runtime.list().filter((job) => job.state === 'running');
-        // The runtime checks the cap too; checking first spares the user an approval for nothing.
-        if (running.length >= runtime.settings.maxJobs) throw new JobLimitError(runtime.settings.maxJobs, running);
+        // The runtime enforces the cap; asking its rule first spares the user an approval for nothing.
+        const full = capacityError(runtime.list().filter((job) => job.state === 'running'), runtime.settings.maxJobs);
+        if (full) throw full;
         const refused = await ask('background', say.permissionPattern('background', command), input, context);
         if (refused !== null) return refused;
         const request: BackgroundInput = {
