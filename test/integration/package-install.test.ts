@@ -121,7 +121,7 @@ afterAll(() => {
 });
 
 describe('the packed package', () => {
-  it('holds the license, the built code, the linux-x64 prebuild and what a source build needs', () => {
+  it(`holds the license, the built code, the linux-${process.arch} prebuild and what a source build needs`, () => {
     const files = pack.files.map((file) => file.path);
     expect(files).toEqual(
       expect.arrayContaining([
@@ -133,7 +133,7 @@ describe('the packed package', () => {
         'dist/src/cli/main.js',
         'dist/supervisor/main.js',
         'dist/supervisor/native.js',
-        'prebuilds/linux-x64/heph_jobs.napi.glibc.node',
+        `prebuilds/linux-${process.arch}/heph_jobs.napi.glibc.node`,
         'scripts/install.mjs',
         'CMakeLists.txt',
         'binding.gyp',
@@ -177,7 +177,7 @@ describe('the packed package', () => {
     const { stdout } = await run(process.execPath, ['run.mjs'], { cwd: app, env: userEnv(), timeout: 30_000 });
     const seen = JSON.parse(stdout) as { state: string; exitCode: number; lines: string[]; supervisor: number; start: string; addons: string[] };
     expect(seen).toMatchObject({ state: 'exited', exitCode: 0, lines: ['hi'] });
-    expect(seen.addons).toEqual([path.join(root, 'prebuilds/linux-x64/heph_jobs.napi.glibc.node')]);
+    expect(seen.addons).toEqual([path.join(root, `prebuilds/linux-${process.arch}/heph_jobs.napi.glibc.node`)]);
     const supervisor: SeenProcess = { pid: seen.supervisor, start: seen.start };
     await waitUntil(() => isReaped(supervisor), `the consumer's supervisor ${seen.supervisor} to be gone`);
   });
@@ -194,7 +194,7 @@ describe('the packed package', () => {
   it('its install script takes the prebuild and compiles nothing; a forced source build fails there', async () => {
     const root = path.join(app, 'node_modules/heph-jobs');
     const rebuilt = await npm(['rebuild', 'heph-jobs', '--offline', '--foreground-scripts'], app);
-    expect(rebuilt.stdout + rebuilt.stderr).toContain('using the prebuilt native addon prebuilds/linux-x64/heph_jobs.napi.glibc.node');
+    expect(rebuilt.stdout + rebuilt.stderr).toContain(`using the prebuilt native addon prebuilds/linux-${process.arch}/heph_jobs.napi.glibc.node`);
     expect(fs.existsSync(path.join(root, 'build'))).toBe(false);
 
     const forced = await npm(['rebuild', 'heph-jobs', '--offline', '--foreground-scripts'], app, { HEPH_JOBS_BUILD_FROM_SOURCE: '1' }).then(
