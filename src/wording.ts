@@ -4,14 +4,425 @@
  * mode. Code elsewhere decides *what* happened and passes facts here; only this module decides how
  * it is said, so the wording stays consistent and a change of wording is a change of one file.
  *
- * Sections: reports · tools · errors · locks · containment.
+ * Sections: reports · tools · errors · locks · containment. (The tools' descriptions and the
+ * descriptions of their input fields are part of the schemas, in src/tools/schema.ts.)
  */
+// Imports here are types and the protocol's describer only: the lock table, the reports and the tools
+// import this module, and a value imported back from them would be read before it is initialised.
+import { describeValue } from './protocol/describe.js';
+import type { Containment } from './protocol/messages.js';
+import type { ReportState, WaitOutcome } from './reports/report.js';
+import type { JsonSchema } from './tools/validate.js';
+
+/** `3 lines`, `1 line`. */
+function plural(count: number, word: string): string {
+  return `${count} ${word}${count === 1 ? '' : 's'}`;
+}
+
+/** Ends a clause from elsewhere (an error message) as a sentence. */
+function sentence(text: string): string {
+  const trimmed = text.trim();
+  return /[.!?]$/.test(trimmed) ? trimmed : `${trimmed}.`;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** A value someone handed us, as JSON when it has a JSON form. */
+function asJson(value: unknown): string {
+  return JSON.stringify(value) ?? String(value);
+}
 
 // ---- reports -------------------------------------------------------------------------------
 
+/** `{"id": 0}`: a job's id as the tools take it. */
+function idArg(id: number): string {
+  return `{"id": ${id}}`;
+}
+
+/** Marks appended to an output line: cut when kept, clipped by this read's byte bound. */
+export function outputLineNotes(cutBytes: number, clippedBytes: number): string {
+  let note = '';
+  if (cutBytes > 0) note += ` [line cut: ${plural(cutBytes, 'more byte')} not kept]`;
+  if (clippedBytes > 0) note += ` [${plural(clippedBytes, 'more byte')} not shown: this read reached its size limit]`;
+  return note;
+}
+
+/** Introduces the first lines of a job, shown when the tail no longer reaches them. */
+export function headLinesIntro(count: number): string {
+  return `(the first ${plural(count, 'line')}, kept from the start:)`;
+}
+
+function gone(count: number): string {
+  return count === 1 ? 'is gone' : 'are gone';
+}
+
+/** A cursor read: `dropped` lines since the last read fell out of the ring before this read. */
+export function goneSinceLastRead(dropped: number): string {
+  return `(${plural(dropped, 'line')} since the last read ${gone(dropped)}: only the newest lines of a job's output are kept)`;
+}
+
+/** What a tail read says about the `earlier` lines before those shown (`dropped` of them no longer kept). */
+export interface EarlierLines {
+  id: number;
+  earlier: number;
+  dropped: number;
+  /** Lines this read shows. */
+  shown: number;
+  /** The read stopped at its byte bound: asking for more lines would not show more. */
+  filledRead: boolean;
+}
+
+/** The line before a tail read's output that says what came earlier and whether it can still be read. */
+export function earlierLines({ id, earlier, dropped, shown, filledRead }: EarlierLines): string {
+  const readable = earlier - dropped;
+  if (filledRead) {
+    const lost = dropped > 0 ? `; the first ${dropped} of them ${gone(dropped)}, since only the newest lines are kept` : '';
+    return `(${plural(earlier, 'earlier line')} not shown: the lines shown already fill what one read returns${lost})`;
+  }
+  const more = `job_status {"id": ${id}, "lines": ${readable + shown}}`;
+  if (dropped === 0) return `(${plural(earlier, 'earlier line')} not shown; ${more} shows them)`;
+  if (readable === 0) return `(${plural(earlier, 'earlier line')} ${gone(earlier)}: only the newest lines of a job's output are kept)`;
+  return (
+    `(${plural(earlier, 'earlier line')}: the first ${dropped} ${gone(dropped)}, since only the newest lines are kept; ` +
+    `the other ${readable} can be shown with ${more})`
+  );
+}
+
+/** A cursor read that stopped at its byte bound: where the next read starts. */
+export function readOnFrom(id: number, next: number): string {
+  return `(this read reached its size limit; job_status {"id": ${id}, "since": ${next}} reads on)`;
+}
+
+/** A read that shows no line: nothing new since the cursor, nothing yet, or nothing ever. */
+export function noOutput(which: 'since-last-read' | 'yet' | 'ever'): string {
+  if (which === 'since-last-read') return '(no new output since the last read)';
+  return which === 'yet' ? '(no output yet)' : '(no output)';
+}
+
+/** One line saying how a wait before the read ended: matched, ended, or timed out. */
+export function waitedLine(waited: WaitOutcome, stillRunning: boolean): string {
+  const seconds = `${(waited.waitedMs / 1000).toFixed(1)}s`;
+  const job = `the job ${stillRunning ? 'is still running' : 'has ended'}`;
+  switch (waited.kind) {
+    case 'matched':
+      return `(after ${seconds} a line matched /${waited.pattern}/: ${JSON.stringify(waited.line)})`;
+    case 'ended':
+      return `(after ${seconds} the job ended)`;
+    default:
+      return waited.pattern ? `(waited ${seconds}: no new line matched /${waited.pattern}/ and ${job})` : `(waited ${seconds}: ${job})`;
+  }
+}
+
+/** `elapsed`: the job's timeout as a report writes a duration (`1:30`). */
+export function stoppedByTimeout(elapsed: string): string {
+  return `(stopped by its timeout of ${elapsed})`;
+}
+
+/** The facts of a job that its report's last line depends on. */
+export interface NextStepFacts {
+  id: number;
+  state: ReportState;
+  /** The resources a waiting job waits for. */
+  wants: readonly LockResourceFacts[];
+  reason: string | null;
+  cleanedUp: boolean;
+}
+
+/** The last line of a report: what the model can do next. */
+export function nextStep({ id, state, wants, reason, cleanedUp }: NextStepFacts): string {
+  const arg = idArg(id);
+  switch (state) {
+    case 'running':
+      return `job_status ${arg} reads more; job_kill ${arg} stops it.`;
+    case 'waiting': {
+      const what = wants.length > 0 ? `: ${wants.map(formatResource).join(', ')}` : '';
+      return `job ${id} has not started: it waits for its locks${what}. job_status ${arg} shows when it runs; job_kill ${arg} gives up on it.`;
+    }
+    case 'failed':
+      return `job ${id} could not start: ${sentence(reason ?? 'the reason is unknown')} Fix the command or its working directory, then call background again.`;
+    case 'lost': {
+      const rest = cleanedUp ? '' : ' What is left of it is still being stopped.';
+      return `job ${id} is lost: ${sentence(reason ?? 'its supervisor died')}${rest} Its output is gone; call background again if the job is still needed.`;
+    }
+    default:
+      return cleanedUp
+        ? `job ${id} has ended; its output stays readable with job_status ${arg}.`
+        : `job ${id}'s shell has ended, but processes it started are still being stopped; job_status ${arg} shows when they are gone.`;
+  }
+}
+
+/** The list's line when there is no job at all. */
+export function noJobsYet(): string {
+  return 'no jobs yet; background {"command": "..."} starts one.';
+}
+
+/** The list's last line. */
+export function runningCount(running: number, maxJobs: number): string {
+  return `${running} of ${maxJobs} running`;
+}
+
 // ---- tools ---------------------------------------------------------------------------------
 
+/** `background(npm run dev)`: the exact string an approval "always" remembers. */
+export function permissionPattern(tool: string, subject: string): string {
+  return `${tool}(${subject})`;
+}
+
+/** A tool call as the lock table names its holder: `job_status {"id": 0}`, `job_status {}`. */
+export function callLabel(tool: string, id?: number): string {
+  return id === undefined ? `${tool} {}` : `${tool} ${idArg(id)}`;
+}
+
+/** Plain text of the verb a refused call did not do. */
+function didNot(tool: string): string {
+  if (tool === 'background') return 'started';
+  if (tool === 'job_kill' || tool === '/job-kill') return 'stopped';
+  return 'read';
+}
+
+function article(noun: string): string {
+  return /^[aeiou]/.test(noun) ? `an ${noun}` : `a ${noun}`;
+}
+
+/** "a string of 1 to 9 characters" → "strings of 1 to 9 characters". */
+function pluralPhrase(phrase: string): string {
+  return phrase.replace(/^(?:a|an) (\w+)/, (_, noun: string) => `${noun}s`);
+}
+
+/** What a schema accepts, as words: "a whole number from 0 to 2000", "an array of at most 32 strings". */
+export function expectation(schema: JsonSchema): string {
+  switch (schema.type) {
+    case 'string': {
+      if (schema.enum) return `one of ${schema.enum.map((value) => JSON.stringify(value)).join(', ')}`;
+      const { minLength: min, maxLength: max } = schema;
+      if (min !== undefined && min > 0 && max !== undefined) return `a string of ${min} to ${max} characters`;
+      if (min !== undefined && min > 0) return `a non-empty string`;
+      if (max !== undefined) return `a string of at most ${max} characters`;
+      return 'a string';
+    }
+    case 'integer':
+    case 'number': {
+      const noun = schema.type === 'integer' ? 'whole number' : 'number';
+      const { minimum: min, maximum: max, exclusiveMinimum: above } = schema;
+      if (above !== undefined && max !== undefined) return `${article(noun)} above ${above} and up to ${max}`;
+      if (above !== undefined) return `${article(noun)} above ${above}`;
+      if (min !== undefined && max !== undefined) return `${article(noun)} from ${min} to ${max}`;
+      if (min !== undefined) return `${article(noun)} from ${min} up`;
+      if (max !== undefined) return `${article(noun)} up to ${max}`;
+      return article(noun);
+    }
+    case 'boolean':
+      return 'true or false';
+    case 'array': {
+      const item = schema.items ? pluralPhrase(expectation(schema.items)) : 'values';
+      if (schema.maxItems !== undefined) return `an array of at most ${schema.maxItems} ${item}`;
+      return `an array of ${item}`;
+    }
+    case 'object':
+      return 'a JSON object';
+    default:
+      return 'any value';
+  }
+}
+
+/** The accepted shape of an object schema in one line: `{"id"?: whole number, "lines"?: ...}`. */
+export function describeAccepted(schema: JsonSchema): string {
+  const required = new Set(schema.required ?? []);
+  const fields = Object.entries(schema.properties ?? {}).map(([name, property]) => {
+    const shape = expectation(property).replace(/^(?:a|an) /, '');
+    return `${JSON.stringify(name)}${required.has(name) ? '' : '?'}: ${shape}`;
+  });
+  return `{${fields.join(', ')}}`;
+}
+
+/** A value the schema does not accept. `name` is the field's path, or `the input`. */
+export function notAccepted(name: string, schema: JsonSchema, value: unknown): string {
+  return `${name} must be ${expectation(schema)}; received ${describeValue(value, 'spoken')}`;
+}
+
+/** A field the schema does not know. `path` is the object's path, '' for the input itself. */
+export function unknownField(path: string, key: string, accepted: readonly string[]): string {
+  const fields = accepted.map((field) => JSON.stringify(field)).join(', ');
+  return `${path === '' ? '' : `${path}: `}unknown field ${JSON.stringify(key)} (the accepted fields are ${fields || 'none'})`;
+}
+
+export function missingField(path: string): string {
+  return `${path} is required and missing`;
+}
+
+/** JSON on one line, spaced as the reports write it: `{"id": 0, "locks": ["port:5173"]}`. */
+export function inlineJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(inlineJson).join(', ')}]`;
+  if (value !== null && typeof value === 'object') {
+    return `{${Object.entries(value).map(([key, item]) => `${JSON.stringify(key)}: ${inlineJson(item)}`).join(', ')}}`;
+  }
+  return asJson(value);
+}
+
+/** Input the schema refuses: the problem, what is accepted, an example. */
+export function badInput(tool: string, problem: string, schema: JsonSchema): string {
+  const example = schema.examples?.[1] ?? schema.examples?.[0];
+  const shown = example === undefined ? '' : ` For example: ${tool} ${inlineJson(example)}.`;
+  return `${tool}: bad input: ${problem}. Accepted input: ${describeAccepted(schema)}.${shown} Nothing was run.`;
+}
+
+/** Input the schema accepts but the runtime would refuse (a blank command, a NUL byte): said before anyone is asked. */
+export function refusedInput(tool: string, problem: string): string {
+  return `${tool}: bad input: ${sentence(problem)} Nothing was run.`;
+}
+
+export function linesWithoutId(): string {
+  return 'job_status: bad input: "lines" needs an "id" (it says how many lines of that job to show). Use {"id": 0, "lines": 200} for one job, or {} to list every job.';
+}
+
+/** `/job-kill` followed by something that is not a job number. */
+export function notAJobNumber(raw: unknown): string {
+  return `/job-kill: ${asJson(raw)} is not a job number; use /job-kill followed by the number job_status shows, e.g. /job-kill 0.`;
+}
+
+/** Nothing to approve with: level-2 tools are refused. */
+export function noApprover(tool: string, pattern: string): string {
+  return (
+    `${tool} is refused: ${pattern} needs the user's approval, and this host has no approver configured, ` +
+    `so nothing was ${didNot(tool)}. (Host: pass an approve function, createTools(runtime, { approve }), to ask the user.)`
+  );
+}
+
+export function denied(tool: string, pattern: string): string {
+  return `The user denied ${pattern}; nothing was ${didNot(tool)}. Do not repeat this call; ask the user what to do instead.`;
+}
+
+export function approverFailed(tool: string, pattern: string, error: unknown): string {
+  return `${tool} is refused: asking the user to approve ${pattern} failed (${messageOf(error)}), so nothing was ${didNot(tool)}.`;
+}
+
+export function badApproverAnswer(tool: string, pattern: string, answer: unknown): string {
+  return (
+    `${tool} is refused: the approver answered ${asJson(answer)} for ${pattern}, which is not ` +
+    `"once", "always" or "deny"; it counts as a denial, so nothing was ${didNot(tool)}.`
+  );
+}
+
+/**
+ * job_status / job_kill whose own rules overlap what the target holds: fail at once. In each
+ * conflict, `a` is the tool's resource and `b` the target's.
+ */
+export function selfDeadlock(
+  tool: string,
+  job: { id: number; command: string },
+  conflicts: readonly { a: LockResourceFacts; b: LockResourceFacts }[],
+): string {
+  const names = (side: 'a' | 'b') => [...new Set(conflicts.map((conflict) => formatResource(conflict[side])))].join(', ');
+  const target = `job ${job.id} (${job.command})`;
+  return (
+    `${tool} cannot run: its lock rules need ${names('a')}, and ${target} holds ${names('b')} until it ` +
+    `has ended, so this call would wait on its own target. Nothing was ${didNot(tool)}. ` +
+    `Ask the user to run /job-kill ${job.id}, which stops the job without waiting for any lock.`
+  );
+}
+
+/** createTools was configured with something it cannot use (a host's mistake, thrown at once). */
+export const toolsConfig = {
+  notAnObject: (value: unknown) => `createTools options must be an object; received ${typeof value}`,
+  badApprover: (value: unknown) =>
+    `createTools option approve must be a function (request) => Promise<"once" | "always" | "deny">; received ${typeof value}`,
+  contextNotAnObject: (name: string, value: unknown) => `${name} must be an object { cwd?, env?, ref? }; received ${value === null ? 'null' : typeof value}`,
+  badCwd: (name: string, value: unknown) => `${name}.cwd must be a string (a directory); received ${typeof value}`,
+  badEnv: (name: string, value: unknown) => `${name}.env must be an object of strings; received ${typeof value}`,
+  badRef: (name: string, value: unknown) => `${name}.ref must be a string; received ${typeof value}`,
+};
+
 // ---- errors --------------------------------------------------------------------------------
+// An error's own message is a statement of fact for the engineer who catches it
+// (src/protocol/errors.ts); what a model reads about it is worded here from its code and details.
+
+/** An error's code and message, as `errorText` needs them (a HephError, or one rebuilt from the wire). */
+export interface CodedError {
+  code: string;
+  message: string;
+  details: Record<string, unknown>;
+}
+
+/**
+ * Any error from the runtime or the lock table, as the answer of `tool`. `coded` is the error when
+ * it carries a stable code; a TypeError or RangeError without one is the caller's bad input.
+ */
+export function errorText(tool: string, error: unknown, coded: CodedError | null): string {
+  const nothing = `Nothing was ${didNot(tool)}.`;
+  if (coded !== null) {
+    const message = sentence(coded.message);
+    switch (coded.code) {
+      case 'ERR_INVALID_INPUT':
+        return `${tool}: bad input: ${message} ${nothing}`;
+      case 'ERR_JOB_NOT_FOUND':
+        return jobNotFound(tool, coded.details.id, coded.details.known);
+      case 'ERR_JOB_LIMIT':
+        return `${tool} is refused: ${message} Stop one with job_kill, or wait for one to end, then try again. ${nothing}`;
+      case 'ERR_SPAWN':
+        return `${tool}: the job could not start: ${message} Fix the command or its working directory, then try again.`;
+      case 'ERR_BAD_RESOURCE':
+        return `${tool}: bad lock: ${message} ${nothing}`;
+      case 'ERR_BAD_LOCK_RULE':
+        return (
+          `${tool} cannot run: the host's lock rules are misconfigured: ${message} ${nothing} ` +
+          'This is a problem in the host configuration that the call cannot fix; tell the user.'
+        );
+      case 'ERR_LOCK_TIMEOUT':
+        return `${tool}: gave up waiting for its locks: ${message} ${nothing} Try again once the holder has ended.`;
+      case 'ERR_LOCK_CANCELLED':
+        return `${tool}: the wait for its locks was cancelled: ${message} ${nothing}`;
+      case 'ERR_LOCK_BUSY':
+        return `${tool}: its locks are held by others: ${message} ${nothing}`;
+      case 'ERR_SUPERVISOR_LOST':
+        return (
+          `${tool}: the job supervisor died during this call (${coded.message}). Its running jobs are marked lost ` +
+          'and were stopped; the next call starts a fresh supervisor, so try again.'
+        );
+      case 'ERR_RUNTIME_CLOSED':
+        return `${tool}: the session's job runtime is closed: no job can be started, read or stopped any more. ${nothing}`;
+      default:
+        return `${tool} failed: ${message} (${coded.code}) ${nothing}`;
+    }
+  }
+  if (error instanceof TypeError || error instanceof RangeError) return `${tool}: bad input: ${sentence(messageOf(error))} ${nothing}`;
+  return `${tool} failed unexpectedly: ${sentence(messageOf(error))} This is a fault in heph-jobs or its host, not in the call.`;
+}
+
+/** A tool aimed at a job that does not exist: which jobs do, and why `id` may be gone. */
+export function jobNotFound(tool: string, id: unknown, known: unknown): string {
+  const ids = Array.isArray(known) ? known.filter((value): value is number => typeof value === 'number') : [];
+  const which =
+    ids.length === 0
+      ? 'No job exists yet (background starts one).'
+      : `The jobs are ${ids.join(', ')}${typeof id === 'number' && id < Math.max(...ids) ? `; job ${id} may have finished long ago and been forgotten (only the newest finished jobs are kept)` : ''}.`;
+  return `${tool}: there is no job ${String(id)}. ${which} job_status {} lists every job.`;
+}
+
+
+/**
+ * What is wrong with a command, a wait pattern or an environment a caller handed the runtime. The
+ * same sentences reach a model (through the tools) and a host (as InvalidInputError).
+ */
+export const inputProblem = {
+  commandNotAString: (value: unknown) => `command must be a string (a shell command line); received ${describeValue(value)}`,
+  commandBlank: () => 'command has no text; give the shell command line to run, e.g. {"command": "npm run dev"}',
+  commandHasNul: () => 'command contains a NUL character, which no shell command line can contain',
+  commandTooLong: (bytes: number, max: number) =>
+    `command is ${bytes} bytes long; at most ${max} bytes are accepted. Put a long script in a file and run that file`,
+  patternShape: (value: unknown, maxChars: number) => `until must be a regular expression of 1 to ${maxChars} characters; received ${describeValue(value)}`,
+  patternInvalid: (reason: string) => `until is not a valid JavaScript regular expression (${reason})`,
+  envNotAnObject: (value: unknown) => `env must be an object of strings; received ${describeValue(value)}`,
+  envValueNotAString: (key: string, value: unknown) => `env.${key} must be a string; received ${describeValue(value)}`,
+  envEntryInvalid: (key: string) =>
+    `env entry ${JSON.stringify(key)} is invalid: names must be non-empty without "=" or NUL, values without NUL`,
+  badJobId: (value: unknown) => `a job id is a whole number from 0 up; received ${describeValue(value)}`,
+  textNotAString: (value: unknown) => `text must be a string; received ${describeValue(value)}`,
+  badSignal: (value: unknown, accepted: readonly string[]) => `signal must be one of ${accepted.join(', ')}; received ${describeValue(value)}`,
+  noStdinPipe: (id: number) => `job ${id} was started without a stdin pipe, so its stdin is /dev/null; start it with stdin: true to write to it`,
+  stdinNotRead: (id: number, state: string) => `job ${id} is not running (${state}); nothing reads its stdin any more`,
+};
 
 // ---- locks ---------------------------------------------------------------------------------
 // The lock table's explanations. Callers pass facts: owners, resources, blockers, and received
@@ -280,3 +691,22 @@ export function badRuleExpansionMessage(template: string, rule: string, variable
 }
 
 // ---- containment ---------------------------------------------------------------------------
+
+/** Never claim more than was tested: what each containment mode cannot prevent (capabilities().limitations). */
+export function containmentLimitations(containment: Containment): string[] {
+  const common =
+    'At the end of the session (close, or the runtime dying) every process below the supervisor is killed, whichever job it came from.';
+  if (containment.mode === 'cgroup') {
+    return [
+      'A job running with enough privilege (e.g. as root) can move its processes into another cgroup; job_kill still ' +
+        "stops them through the subreaper and the job's environment marker, unless they also clear their environment.",
+      common,
+    ];
+  }
+  return [
+    "Processes are attributed to a job by its session and process group, by descent, and by the job's environment " +
+      'marker; one that leaves the session and clears its environment escapes job_kill.',
+    'Without cgroups, CPU time counts only live processes and their waited-for children.',
+    common,
+  ];
+}

@@ -166,11 +166,13 @@ export function loadAddonFrom(root: string, env: NodeJS.ProcessEnv = process.env
   throw new Error(`heph-jobs: the native addon could not be loaded. ${advice} Tried:\n${failures.join('\n')}`);
 }
 
-/** The package root: this file runs from supervisor/ (tests) or dist/supervisor/ (built). */
+/** The package root. */
 function packageRoot(): string {
+  // This file runs from supervisor/ (tests, through vitest) or from dist/supervisor/ (built): the
+  // package root is one level up, or two.
   const here = path.dirname(fileURLToPath(import.meta.url));
-  const roots = [path.resolve(here, '..'), path.resolve(here, '..', '..')];
-  return roots.find((root) => fs.existsSync(path.join(root, 'package.json'))) ?? roots[0]!;
+  const fromDist = path.basename(path.dirname(here)) === 'dist';
+  return fromDist ? path.resolve(here, '..', '..') : path.resolve(here, '..');
 }
 
 /** Node's own errno table, for the names util.getSystemErrorName (libuv's list) lacks: ECHILD, ENOLCK, EDQUOT, ... */

@@ -5,7 +5,7 @@
  * it stopped.
  */
 import os from 'node:os';
-import type { JobReport } from '../report.js';
+import type { JobReport } from '../reports/report.js';
 import type { JobRuntime } from '../runtime/job-runtime.js';
 
 export interface SessionEnd {

@@ -6,8 +6,8 @@
  */
 import { emitKeypressEvents } from 'node:readline';
 import { setTimeout as delay } from 'node:timers/promises';
-import { formatElapsed, type JobReport } from '../report.js';
-import { formatBytes as formatMemory } from '../stats-format.js';
+import { formatElapsed, type JobReport } from '../reports/report.js';
+import { formatBytes as formatMemory } from '../reports/stats-format.js';
 import type { JobRuntime } from '../runtime/job-runtime.js';
 
 /** The per-job figures the runtime reports (`JobReport.stats`, running jobs only); null where absent. */

@@ -22,6 +22,18 @@ export class HephError extends Error {
   }
 }
 
+/**
+ * A class of errors with one code, made from a message (and a cause, details): most classes here
+ * differ only in their code and the base they extend.
+ */
+function withCode(code: string, Base: typeof HephError) {
+  return class extends Base {
+    constructor(message: string, options: HephErrorOptions = {}) {
+      super(code, message, options);
+    }
+  };
+}
+
 /** A caller passed something we cannot accept. The message says what, and what is accepted. */
 export class InvalidInputError extends HephError {
   constructor(message: string, details: Record<string, unknown> = {}) {
@@ -48,25 +60,13 @@ export class JobLimitError extends HephError {
 }
 
 /** A job could not be started (exec failed, cwd missing, cgroup refused...). */
-export class SpawnError extends HephError {
-  constructor(message: string, options: HephErrorOptions = {}) {
-    super('ERR_SPAWN', message, options);
-  }
-}
+export class SpawnError extends withCode('ERR_SPAWN', HephError) {}
 
 /** The supervisor process died or closed the channel. */
-export class SupervisorLostError extends HephError {
-  constructor(message: string, options: HephErrorOptions = {}) {
-    super('ERR_SUPERVISOR_LOST', message, options);
-  }
-}
+export class SupervisorLostError extends withCode('ERR_SUPERVISOR_LOST', HephError) {}
 
 /** A frame on the channel was malformed, too large, or answered something unexpected. */
-export class ProtocolError extends HephError {
-  constructor(message: string, options: HephErrorOptions = {}) {
-    super('ERR_PROTOCOL', message, options);
-  }
-}
+export class ProtocolError extends withCode('ERR_PROTOCOL', HephError) {}
 
 /** The runtime was closed; no further calls are accepted. */
 export class RuntimeClosedError extends HephError {
@@ -79,46 +79,22 @@ export class RuntimeClosedError extends HephError {
 export class LockError extends HephError {}
 
 /** A resource string (or request) that is not `kind:value`, or a rule template that cannot be expanded. */
-export class BadResourceError extends LockError {
-  constructor(message: string, options: HephErrorOptions = {}) {
-    super('ERR_BAD_RESOURCE', message, options);
-  }
-}
+export class BadResourceError extends withCode('ERR_BAD_RESOURCE', LockError) {}
 
 /** A rule set or a rule template is malformed, or names a variable the call does not provide. */
-export class BadLockRuleError extends LockError {
-  constructor(message: string, options: HephErrorOptions = {}) {
-    super('ERR_BAD_LOCK_RULE', message, options);
-  }
-}
+export class BadLockRuleError extends withCode('ERR_BAD_LOCK_RULE', LockError) {}
 
 /** `acquire` gave up after `timeoutMs`; the message names the resources and who holds them. */
-export class LockTimeoutError extends LockError {
-  constructor(message: string, options: HephErrorOptions = {}) {
-    super('ERR_LOCK_TIMEOUT', message, options);
-  }
-}
+export class LockTimeoutError extends withCode('ERR_LOCK_TIMEOUT', LockError) {}
 
 /** `acquire` was aborted through its AbortSignal; `cause` is the signal's reason. */
-export class LockCancelledError extends LockError {
-  constructor(message: string, options: HephErrorOptions = {}) {
-    super('ERR_LOCK_CANCELLED', message, options);
-  }
-}
+export class LockCancelledError extends withCode('ERR_LOCK_CANCELLED', LockError) {}
 
 /** `tryAcquire` (or `acquire` with `wait: false`) could not be granted right now. */
-export class LockBusyError extends LockError {
-  constructor(message: string, options: HephErrorOptions = {}) {
-    super('ERR_LOCK_BUSY', message, options);
-  }
-}
+export class LockBusyError extends withCode('ERR_LOCK_BUSY', LockError) {}
 
 /** `tryAcquire` was called on a table whose backend can only grant asynchronously. */
-export class LockSyncUnavailableError extends LockError {
-  constructor(message: string, options: HephErrorOptions = {}) {
-    super('ERR_LOCK_SYNC_UNAVAILABLE', message, options);
-  }
-}
+export class LockSyncUnavailableError extends withCode('ERR_LOCK_SYNC_UNAVAILABLE', LockError) {}
 
 /** An error that arrived over the channel with a code no class here has (a native errno, say). */
 export class RemoteError extends HephError {}

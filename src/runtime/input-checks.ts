@@ -1,48 +1,82 @@
 /**
- * Validation of what a caller gives background(): the command, its environment, a wait pattern.
- * Each failure says what was wrong and what is accepted.
+ * The checks of what a caller hands the runtime to run that a type alone cannot make: a command
+ * with no text or a NUL byte, a wait pattern that does not compile, an environment a process
+ * cannot have. They live here once: the runtime's public methods throw InvalidInputError with the
+ * problem, and the tools ask `commandProblem` / `patternProblem` before they ask the user about a
+ * call that could not run. The sentences are in src/wording.ts.
  */
 import { InvalidInputError } from '../protocol/errors.js';
-import { describe, MAX_COMMAND_BYTES } from './options.js';
+import { MAX_COMMAND_BYTES } from './options.js';
+import { inputProblem } from '../wording.js';
 
-/** A model's regular expression: a string (its source) or a RegExp, checked to compile. */
-export function compilePattern(pattern: RegExp | string): RegExp {
-  if (pattern instanceof RegExp) return new RegExp(pattern.source, pattern.flags.replace(/[gy]/g, ''));
-  if (typeof pattern !== 'string' || pattern.length === 0 || pattern.length > 1000) {
-    throw new InvalidInputError(`until must be a regular expression of 1 to 1000 characters; received ${describe(pattern)}`);
+/** Longest `until` pattern, in characters (the tools' schema says the same). */
+export const MAX_PATTERN_CHARS = 1000;
+
+/** A checked value, or the sentence fragment saying what is wrong with it. */
+export type Checked<T> = { ok: true; value: T } | { ok: false; problem: string };
+
+/** The value, or the problem thrown as InvalidInputError. */
+function orThrow<T>(checked: Checked<T>): T {
+  if (!checked.ok) throw new InvalidInputError(checked.problem);
+  return checked.value;
+}
+
+function problemOf<T>(checked: Checked<T>): string | null {
+  return checked.ok ? null : checked.problem;
+}
+
+function checkCommand(command: unknown): Checked<string> {
+  if (typeof command !== 'string') return { ok: false, problem: inputProblem.commandNotAString(command) };
+  if (command.trim().length === 0) return { ok: false, problem: inputProblem.commandBlank() };
+  if (command.includes('\0')) return { ok: false, problem: inputProblem.commandHasNul() };
+  const bytes = Buffer.byteLength(command);
+  if (bytes > MAX_COMMAND_BYTES) return { ok: false, problem: inputProblem.commandTooLong(bytes, MAX_COMMAND_BYTES) };
+  return { ok: true, value: command };
+}
+
+/** A model's regular expression: a string (its source) or a RegExp; `g` and `y` are dropped (a wait tests each line afresh). */
+function checkPattern(pattern: unknown): Checked<RegExp> {
+  if (pattern instanceof RegExp) return { ok: true, value: new RegExp(pattern.source, pattern.flags.replace(/[gy]/g, '')) };
+  if (typeof pattern !== 'string' || pattern.length === 0 || pattern.length > MAX_PATTERN_CHARS) {
+    return { ok: false, problem: inputProblem.patternShape(pattern, MAX_PATTERN_CHARS) };
   }
   try {
-    return new RegExp(pattern);
+    return { ok: true, value: new RegExp(pattern) };
   } catch (error) {
-    throw new InvalidInputError(`until is not a valid regular expression: ${(error as Error).message}`);
+    return { ok: false, problem: inputProblem.patternInvalid((error as Error).message) };
   }
+}
+
+/** Why the runtime would refuse `command`, or null. */
+export function commandProblem(command: unknown): string | null {
+  return problemOf(checkCommand(command));
+}
+
+/** Why the runtime would refuse `pattern` as `until`, or null. */
+export function patternProblem(pattern: unknown): string | null {
+  return problemOf(checkPattern(pattern));
 }
 
 export function validateCommand(command: unknown): string {
-  if (typeof command !== 'string') {
-    throw new InvalidInputError(`command must be a string (a shell command line); received ${describe(command)}`);
-  }
-  if (command.trim().length === 0) throw new InvalidInputError('command is empty; give the shell command line to run, e.g. "npm run dev"');
-  if (command.includes('\0')) throw new InvalidInputError('command contains a NUL byte, which no shell command can contain');
-  const bytes = Buffer.byteLength(command);
-  if (bytes > MAX_COMMAND_BYTES) {
-    throw new InvalidInputError(`command is ${bytes} bytes; at most ${MAX_COMMAND_BYTES} bytes are accepted (put a long script in a file and run that)`);
-  }
-  return command;
+  return orThrow(checkCommand(command));
 }
 
+export function compilePattern(pattern: RegExp | string): RegExp {
+  return orThrow(checkPattern(pattern));
+}
+
+/** `NAME=value` entries for the supervisor; HEPH_JOB is left out (the supervisor sets it per job). */
 export function envEntries(env: NodeJS.ProcessEnv): string[] {
-  if (typeof env !== 'object' || env === null) throw new InvalidInputError(`env must be an object of strings; received ${describe(env)}`);
+  if (typeof env !== 'object' || env === null) throw new InvalidInputError(inputProblem.envNotAnObject(env));
   const entries: string[] = [];
   for (const [key, value] of Object.entries(env)) {
     if (value === undefined) continue;
-    if (typeof value !== 'string') throw new InvalidInputError(`env.${key} must be a string; received ${describe(value)}`);
+    if (typeof value !== 'string') throw new InvalidInputError(inputProblem.envValueNotAString(key, value));
     if (key.length === 0 || key.includes('=') || key.includes('\0') || value.includes('\0')) {
-      throw new InvalidInputError(`env entry ${JSON.stringify(key)} is invalid: names must be non-empty without "=" or NUL, values without NUL`);
+      throw new InvalidInputError(inputProblem.envEntryInvalid(key));
     }
     if (key === 'HEPH_JOB') continue; // ours: set per job by the supervisor
     entries.push(`${key}=${value}`);
   }
   return entries;
 }
-

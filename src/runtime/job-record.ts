@@ -2,6 +2,7 @@
  * What the runtime remembers of each job: the command as the model gave it, and the lifecycle as
  * the supervisor reports it.
  */
+import { JobLimitError } from '../protocol/errors.js';
 import type { Lease, NormalizedResource } from '../locks/index.js';
 import type { ContainmentMode } from '../protocol/messages.js';
 import type { JobStats } from '../protocol/stats.js';
@@ -64,4 +65,13 @@ export function isRunning(record: JobRecord): boolean {
 /** Its state is final: exited, killed, failed or lost (no longer waiting, starting or running). */
 export function hasEnded(record: JobRecord): boolean {
   return record.state !== 'waiting' && !isRunning(record);
+}
+
+/**
+ * The cap (SPEC 4), in one place: a JobLimitError when `running` (the jobs that count toward it)
+ * already fill it; null while another job may start. The runtime enforces it; the tools ask it
+ * first so a user is not asked to approve a start that cannot happen.
+ */
+export function capacityError(running: readonly { id: number; command: string }[], maxJobs: number): JobLimitError | null {
+  return running.length >= maxJobs ? new JobLimitError(maxJobs, running) : null;
 }

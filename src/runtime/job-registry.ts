@@ -3,8 +3,8 @@
  * to a bound (oldest forgotten first, a running job never); a job with a call in flight on it is
  * kept until that call has built its report.
  */
-import { describeValue } from '../protocol/describe.js';
 import { InvalidInputError, JobNotFoundError } from '../protocol/errors.js';
+import { inputProblem } from '../wording.js';
 import { hasEnded, type JobRecord } from './job-record.js';
 
 export class JobRegistry {
@@ -35,7 +35,7 @@ export class JobRegistry {
   /** The job numbered `id`; an InvalidInputError for a malformed id, JobNotFoundError for an unknown one. */
   find(id: number): JobRecord {
     if (typeof id !== 'number' || !Number.isInteger(id) || id < 0) {
-      throw new InvalidInputError(`a job id is a whole number from 0 up; received ${describeValue(id)}`);
+      throw new InvalidInputError(inputProblem.badJobId(id));
     }
     const record = this.records.get(id);
     if (!record) throw new JobNotFoundError(id, [...this.records.keys()]);

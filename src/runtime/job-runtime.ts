@@ -4,19 +4,18 @@
  * signalling, reaping, kernel locks), and turns the supervisor's replies and events into job states
  * and reports. Input is validated here, where it enters; what flows inward is already checked.
  */
-import { describeValue } from '../protocol/describe.js';
-import { HephError, InvalidInputError, JobLimitError, RuntimeClosedError, SupervisorLostError } from '../protocol/errors.js';
+import { HephError, InvalidInputError, RuntimeClosedError, SupervisorLostError } from '../protocol/errors.js';
 import { SIGNAL_NAMES, type Containment, type ContainmentMode, type JobFacts, type LostJob, type ReadWait, type SignalName, type SupervisorConfig, type SupervisorEvent } from '../protocol/messages.js';
 import type { OutputRead } from '../protocol/output.js';
 import { LockTable, normalizeResources, type LockOwner, type NormalizedResource, type ResourceSpec } from '../locks/index.js';
-import { buildReport, type JobReport, type WaitOutcome } from '../report.js';
+import { buildReport, type JobReport, type WaitOutcome } from '../reports/report.js';
 import { Changes } from './changes.js';
 import { compilePattern, envEntries, validateCommand } from './input-checks.js';
 import { registerInternals } from './internals.js';
 import { JobRegistry } from './job-registry.js';
-import { hasEnded, isRunning, type JobRecord } from './job-record.js';
+import { capacityError, hasEnded, isRunning, type JobRecord } from './job-record.js';
 import { kernelLockBackend, type KernelLockBackend } from './kernel-lock-backend.js';
-import { containmentLimitations } from './limitations.js';
+import { containmentLimitations, inputProblem } from '../wording.js';
 import {
   DEFAULT_MAX_BYTES,
   DEFAULT_TAIL_LINES,
@@ -259,13 +258,13 @@ export class JobRuntime {
   async input(id: number, options: { text?: string; close?: boolean }): Promise<JobReport> {
     const record = this.jobs.find(id);
     const text = options.text ?? '';
-    if (typeof text !== 'string') throw new InvalidInputError(`text must be a string; received ${describeValue(text)}`);
+    if (typeof text !== 'string') throw new InvalidInputError(inputProblem.textNotAString(text));
     if (!record.input.stdin) {
-      throw new InvalidInputError(`job ${id} was started without a stdin pipe, so its stdin is /dev/null; start it with stdin: true to write to it`);
+      throw new InvalidInputError(inputProblem.noStdinPipe(id));
     }
     const supervisor = this.supervisorOf(record);
     if (hasEnded(record) || !supervisor) {
-      throw new InvalidInputError(`job ${id} is not running (${record.state}); nothing reads its stdin any more`);
+      throw new InvalidInputError(inputProblem.stdinNotRead(id, record.state));
     }
     return this.jobs.pinned(record, async () => {
       await supervisor.request('write', { job: id, data: Buffer.from(text), close: options.close === true });
@@ -301,7 +300,7 @@ export class JobRuntime {
     const record = this.jobs.find(id);
     const signal = options.signal ?? 'TERM';
     if (!SIGNAL_NAMES.includes(signal)) {
-      throw new InvalidInputError(`signal must be one of ${SIGNAL_NAMES.join(', ')}; received ${describeValue(signal)}`);
+      throw new InvalidInputError(inputProblem.badSignal(signal, SIGNAL_NAMES));
     }
     const graceMs = integerOption('graceMs', options.graceMs, this.options.killGraceMs, 0, 600_000);
     return this.jobs.pinned(record, () => this.stop(record, signal, graceMs));
@@ -354,8 +353,8 @@ export class JobRuntime {
   }
 
   private assertBelowCap(except?: JobRecord): void {
-    const running = this.jobs.all().filter((record) => isRunning(record) && record !== except);
-    if (running.length >= this.options.maxJobs) throw new JobLimitError(this.options.maxJobs, running);
+    const refused = capacityError(this.jobs.all().filter((record) => isRunning(record) && record !== except), this.options.maxJobs);
+    if (refused) throw refused;
   }
 
   /** The supervisor that runs the job, while it is the live one (not after it died). */

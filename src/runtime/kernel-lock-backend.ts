@@ -1,6 +1,6 @@
 /**
  * The lock table's backend: every grant is also taken as kernel OFD locks by the supervisor
- * (supervisor/kernel-locks.ts), so two runtimes on one machine exclude each other, and a grant is
+ * (supervisor/locks/kernel-locks.ts), so two runtimes on one machine exclude each other, and a grant is
  * released by the kernel only when the supervisor that holds it is gone.
  */
 import type { LockBackend, LockOwner, NormalizedResource } from '../locks/index.js';

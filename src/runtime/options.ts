@@ -4,6 +4,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
+import { checkInteger, describeValue } from '../protocol/describe.js';
 import type { ContainmentChoice } from '../protocol/messages.js';
 
 /** The settle window: long enough for "command not found" to come back, short enough not to notice. */
@@ -87,32 +88,26 @@ export interface NormalizedOptions {
 
 const CONTAINMENT_CHOICES: readonly ContainmentChoice[] = ['auto', 'cgroup', 'process-group'];
 
+/** `fallback` when the option is left out, else `value` checked (TypeError if not a number, RangeError if fractional or out of range). */
 export function integerOption(name: string, value: unknown, fallback: number, min: number, max: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value)) {
-    throw new TypeError(`option ${name} must be an integer from ${min} to ${max}; received ${describe(value)}`);
-  }
-  if (value < min || value > max) {
-    throw new RangeError(`option ${name} must be an integer from ${min} to ${max}; received ${value}`);
-  }
-  return value;
+  return value === undefined ? fallback : checkInteger(`option ${name}`, value, min, max);
 }
 
 function stringOption(name: string, value: unknown, fallback: string): string {
   if (value === undefined) return fallback;
   if (typeof value !== 'string' || value.length === 0 || value.includes('\0')) {
-    throw new TypeError(`option ${name} must be a non-empty string without NUL; received ${describe(value)}`);
+    throw new TypeError(`option ${name} must be a non-empty string without NUL; received ${describeValue(value)}`);
   }
   return value;
 }
 
 export function normalizeOptions(options: JobRuntimeOptions = {}): NormalizedOptions {
   if (typeof options !== 'object' || options === null) {
-    throw new TypeError(`JobRuntime options must be an object; received ${describe(options)}`);
+    throw new TypeError(`JobRuntime options must be an object; received ${describeValue(options)}`);
   }
   const containment = options.containment ?? (process.env.HEPH_JOBS_CONTAINMENT as ContainmentChoice | undefined) ?? 'auto';
   if (!CONTAINMENT_CHOICES.includes(containment)) {
-    throw new RangeError(`option containment must be one of ${CONTAINMENT_CHOICES.join(', ')}; received ${describe(containment)}`);
+    throw new RangeError(`option containment must be one of ${CONTAINMENT_CHOICES.join(', ')}; received ${describeValue(containment)}`);
   }
   return {
     cwd: stringOption('cwd', options.cwd, process.cwd()),
@@ -136,12 +131,4 @@ function defaultLockDir(): string {
   const runtimeDir = process.env.XDG_RUNTIME_DIR;
   if (runtimeDir && path.isAbsolute(runtimeDir)) return path.join(runtimeDir, 'heph-jobs', 'locks');
   return path.join(os.tmpdir(), `heph-jobs-${process.getuid?.() ?? 'user'}`, 'locks');
-}
-
-export function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value);
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'object') return 'an object';
-  return `${typeof value} ${String(value)}`;
 }

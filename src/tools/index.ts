@@ -10,22 +10,23 @@
  *   runtime takes them). `job_status` / `job_kill` never take their target's resources: if their
  *   own rules conflict with what the target holds they fail at once, naming the way out
  *   (`/job-kill ID`); otherwise they hold their own rules for the duration of the call.
- * - `run` never throws for a model's mistake: every refusal or error is a sentence it can act on.
+ * - `call` never throws for a model's mistake: every refusal or error is a result with `isError`
+ *   and a sentence the model can act on (src/wording.ts); `run` is the same call's text.
  */
-import { JobLimitError, JobNotFoundError } from '../protocol/errors.js';
+import { JobNotFoundError } from '../protocol/errors.js';
+import { capacityError } from '../runtime/job-record.js';
 import {
   expandRules,
   normalizeResources,
   overlaps,
   validateLockRules,
-  type Lease,
   type LockRules,
   type NormalizedResource,
 } from '../locks/index.js';
-import { MAX_COMMAND_BYTES } from '../runtime/options.js';
-import { buildListReport, type JobListReport, type JobReport } from '../report.js';
+import { buildListReport, type JobReport } from '../reports/report.js';
 import type { BackgroundInput, JobRuntime } from '../runtime/job-runtime.js';
-import * as say from './messages.js';
+import { commandProblem, patternProblem } from '../runtime/input-checks.js';
+import * as say from '../wording.js';
 import {
   backgroundSchema,
   jobKillSchema,
@@ -39,44 +40,9 @@ import {
   type JobStatusToolInput,
 } from './schema.js';
 import { validate, type JsonSchema } from './validate.js';
-
-export type ApprovalAnswer = 'once' | 'always' | 'deny';
-
-/** Where a call comes from: the ref's worktree, the environment a shell command gets, the ref. */
-export interface ToolContext {
-  /** The job's working directory (the ref's worktree); also `{worktree}` in lock rules. Default: `defaults.cwd`, else the runtime's. */
-  cwd?: string;
-  /** The environment a shell command would get. Default: `defaults.env`, else the runtime's. */
-  env?: NodeJS.ProcessEnv;
-  /** The ref (branch/worktree name) the call belongs to; `{ref}` in lock rules. Default: `defaults.ref`. */
-  ref?: string;
-}
-
-export interface ApprovalRequest {
-  tool: string;
-  /** The exact permission pattern, e.g. `background(npm run dev)`. */
-  pattern: string;
-  input: unknown;
-  context: ToolContext;
-}
-
-/** Asks the user. "always" makes the tools remember `request.pattern` (that exact string). */
-export type Approver = (request: ApprovalRequest) => Promise<ApprovalAnswer>;
-
-/**
- * What a tool call answered: the text the model reads, and the facts it was made from, so the shell
- * and the MCP server read fields instead of parsing the sentence back.
- */
-export interface ToolResult {
-  /** The answer exactly as the model reads it. */
-  text: string;
-  /** A refusal, a denial, bad input or an error: `text` says why nothing (or not all) was done. Not a report. */
-  isError: boolean;
-  /** The report `text` was made from. For job_restart, the started job's (its text follows the stopped job's header). */
-  job?: JobReport;
-  /** The list report of `job_status` without an id. */
-  list?: JobListReport;
-}
+import { approvalGate, type Approver } from './approval.js';
+import { checkContext, contextResolver, type ToolContext } from './context.js';
+import { errorAnswer, jobResult, listResult, refusal, type ToolResult } from './result.js';
 
 export interface ToolDefinition {
   name: string;
@@ -130,49 +96,17 @@ export type ToolRuntime = Pick<
 
 /** The tools for `runtime`. Throws (at configuration time) if `rules` or `approve` are malformed. */
 export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = {}): Tools {
-  if (options === null || typeof options !== 'object') throw new TypeError(`createTools options must be an object; received ${typeof options}`);
+  if (options === null || typeof options !== 'object') throw new TypeError(say.toolsConfig.notAnObject(options));
   const { approve } = options;
-  if (approve !== undefined && typeof approve !== 'function') {
-    throw new TypeError(`createTools option approve must be a function (request) => Promise<"once" | "always" | "deny">; received ${typeof approve}`);
-  }
+  if (approve !== undefined && typeof approve !== 'function') throw new TypeError(say.toolsConfig.badApprover(approve));
   const rules: LockRules = options.rules === undefined ? {} : validateLockRules(options.rules);
-  const defaults = checkContext('createTools option defaults', options.defaults ?? {});
-  const remembered = new Set<string>();
+  const resolve = contextResolver(checkContext('createTools option defaults', options.defaults ?? {}), runtime.settings);
+  const ask = approvalGate(approve);
   const limits = { maxJobs: runtime.settings.maxJobs, outputLines: runtime.settings.outputLines };
-
-  /** The call's context: each field from the call, else the defaults, else the runtime's. */
-  function resolve(context: ToolContext | undefined): Required<Pick<ToolContext, 'cwd' | 'env'>> & ToolContext {
-    const given: ToolContext = context !== null && typeof context === 'object' ? context : {};
-    const ref = given.ref ?? defaults.ref;
-    return {
-      cwd: given.cwd ?? defaults.cwd ?? runtime.settings.cwd,
-      env: given.env ?? defaults.env ?? runtime.settings.env,
-      ...(ref === undefined ? {} : { ref }),
-    };
-  }
 
   /** The tool's own rules for this call (throws BadLockRuleError / BadResourceError). */
   function ownRules(tool: string, context: ToolContext & { cwd: string }): readonly NormalizedResource[] {
     return expandRules(rules, tool, { ref: context.ref, worktree: context.cwd });
-  }
-
-  /** null: approved. Otherwise the refusal. */
-  async function ask(tool: string, pattern: string, input: unknown, context: ToolContext): Promise<ToolResult | null> {
-    if (remembered.has(pattern)) return null;
-    if (!approve) return refusal(say.noApprover(tool, pattern));
-    let answer: unknown;
-    try {
-      answer = await approve({ tool, pattern, input, context });
-    } catch (error) {
-      return refusal(say.approverFailed(tool, pattern, error));
-    }
-    if (answer === 'always') {
-      remembered.add(pattern);
-      return null;
-    }
-    if (answer === 'once') return null;
-    if (answer === 'deny') return refusal(say.denied(tool, pattern));
-    return refusal(say.badApproverAnswer(tool, pattern, answer));
   }
 
   /** The refusal of `tool` at once if its own rules conflict with what a target holds; else null. */
@@ -241,16 +175,16 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
       const checked = validate<BackgroundToolInput>(bg.inputSchema, input);
       if (!checked.ok) return refusal(say.badInput('background', checked.problem, bg.inputSchema));
       const { command, locks: asked, stdin, merge, timeout, wait, until } = checked.value;
-      const badPattern = patternProblem(until);
+      const badPattern = until === undefined ? null : patternProblem(until);
       if (badPattern !== null) return refusal(say.badInput('background', badPattern, bg.inputSchema));
       const problem = commandProblem(command);
-      if (problem !== null) return refusal(problem);
+      if (problem !== null) return refusal(say.refusedInput('background', problem));
       const context = resolve(callContext);
       try {
         const locks = [...ownRules('background', context), ...normalizeResources(asked ?? [])];
-        const running = runtime.list().filter((job) => job.state === 'running');
-        // The runtime checks the cap too; checking first spares the user an approval for nothing.
-        if (running.length >= runtime.settings.maxJobs) throw new JobLimitError(runtime.settings.maxJobs, running);
+        // The runtime enforces the cap; asking its rule first spares the user an approval for nothing.
+        const full = capacityError(runtime.list().filter((job) => job.state === 'running'), runtime.settings.maxJobs);
+        if (full) throw full;
         const refused = await ask('background', say.permissionPattern('background', command), input, context);
         if (refused !== null) return refused;
         const request: BackgroundInput = {
@@ -267,7 +201,7 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
         };
         return jobResult(await runtime.background(request));
       } catch (error) {
-        return refusal(say.errorText('background', error));
+        return errorAnswer('background', error);
       }
     },
   });
@@ -287,7 +221,7 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
       const checked = validate<JobStatusToolInput>(st.inputSchema, input ?? {});
       if (!checked.ok) return refusal(say.badInput('job_status', checked.problem, st.inputSchema));
       const { id, lines, since, max_bytes: maxBytes, wait, until } = checked.value;
-      const badPattern = patternProblem(until);
+      const badPattern = until === undefined ? null : patternProblem(until);
       if (badPattern !== null) return refusal(say.badInput('job_status', badPattern, st.inputSchema));
       if (id === undefined && (lines !== undefined || since !== undefined || maxBytes !== undefined || wait !== undefined || until !== undefined)) {
         return refusal(say.linesWithoutId());
@@ -303,18 +237,17 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
       try {
         const own = ownRules('job_status', context);
         if (id === undefined) {
-          return await withOwnLocks('job_status', 'job_status {}', own, context, () => runtime.list(), async () => {
-            const list = buildListReport(runtime.list(), runtime.settings.maxJobs);
-            return { text: list.text, isError: false, list };
-          });
+          return await withOwnLocks('job_status', say.callLabel('job_status'), own, context, () => runtime.list(), async () =>
+            listResult(buildListReport(runtime.list(), runtime.settings.maxJobs)),
+          );
         }
         const target = findJob(id);
         if (!target) throw notFound(id);
-        return await withOwnLocks('job_status', `job_status {"id": ${id}}`, own, context, () => [target], async () =>
+        return await withOwnLocks('job_status', say.callLabel('job_status', id), own, context, () => [target], async () =>
           jobResult(await runtime.status(id, read)),
         );
       } catch (error) {
-        return refusal(say.errorText('job_status', error));
+        return errorAnswer('job_status', error);
       }
     },
   });
@@ -361,9 +294,9 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
             if (denied !== null) return denied;
           }
           // The rules are taken after the question, so no lock is held while the user thinks.
-          return await withOwnLocks(name, `${name} {"id": ${id}}`, own, context, () => [target], () => action(checked.value));
+          return await withOwnLocks(name, say.callLabel(name, id), own, context, () => [target], () => action(checked.value));
         } catch (error) {
-          return refusal(say.errorText(name, error));
+          return errorAnswer(name, error);
         }
       },
     });
@@ -404,7 +337,7 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
     try {
       return jobResult(await runtime.userKill(id));
     } catch (error) {
-      return refusal(say.errorText('/job-kill', error));
+      return errorAnswer('/job-kill', error);
     }
   }
 
@@ -432,51 +365,11 @@ function defineTool(definition: Omit<ToolDefinition, 'run'>): ToolDefinition {
   };
 }
 
-/** An answer that is not a report: why nothing (or not all) was done. */
-function refusal(text: string): ToolResult {
-  return { text, isError: true };
-}
-
-/** A report of one job, as the answer. */
-function jobResult(job: JobReport): ToolResult {
-  return { text: job.text, isError: false, job };
-}
-
-/** Whether `until` compiles as a regular expression (a model's mistake is an answer, not a throw). */
-function patternProblem(until: string | undefined): string | null {
-  if (until === undefined) return null;
-  try {
-    new RegExp(until);
-    return null;
-  } catch (error) {
-    return `until is not a valid JavaScript regular expression (${(error as Error).message})`;
-  }
-}
-
 /** Tool inputs are in seconds (what a model thinks in); the runtime takes milliseconds. */
 function seconds(value: number): number {
   return Math.round(value * 1000);
 }
 
-/** Checks the runtime would not refuse the command, before the user is asked about it. */
-function commandProblem(command: string): string | null {
-  if (command.trim().length === 0) return say.blankCommand();
-  if (command.includes('\0')) return say.nulInCommand();
-  const bytes = Buffer.byteLength(command);
-  if (bytes > MAX_COMMAND_BYTES) return say.commandTooLong(bytes, MAX_COMMAND_BYTES);
-  return null;
-}
-
-function checkContext(name: string, context: unknown): ToolContext {
-  if (context === null || typeof context !== 'object' || Array.isArray(context)) {
-    throw new TypeError(`${name} must be an object { cwd?, env?, ref? }; received ${context === null ? 'null' : typeof context}`);
-  }
-  const { cwd, env, ref } = context as Record<string, unknown>;
-  if (cwd !== undefined && typeof cwd !== 'string') throw new TypeError(`${name}.cwd must be a string (a directory); received ${typeof cwd}`);
-  if (env !== undefined && (env === null || typeof env !== 'object')) throw new TypeError(`${name}.env must be an object of strings; received ${typeof env}`);
-  if (ref !== undefined && typeof ref !== 'string') throw new TypeError(`${name}.ref must be a string; received ${typeof ref}`);
-  return context as ToolContext;
-}
-
-export type { JsonSchema };
+export type { JsonSchema, ToolContext, ToolResult };
+export type { ApprovalAnswer, ApprovalRequest, Approver } from './approval.js';
 export type { BackgroundToolInput, JobKillToolInput, JobStatusToolInput } from './schema.js';

@@ -8,6 +8,7 @@
  */
 import { MAX_RESOURCE_LENGTH } from '../locks/index.js';
 import { MAX_COMMAND_BYTES } from '../runtime/options.js';
+import { MAX_PATTERN_CHARS } from '../runtime/input-checks.js';
 import type { JsonSchema } from './validate.js';
 
 export interface BackgroundToolInput {
@@ -65,7 +66,7 @@ function waitProperties(what: string): Record<string, JsonSchema> {
     until: {
       type: 'string',
       minLength: 1,
-      maxLength: 1000,
+      maxLength: MAX_PATTERN_CHARS,
       description: 'A JavaScript regular expression; with "wait", answer as soon as an output line matches it (e.g. "ready|listening on").',
     },
   };

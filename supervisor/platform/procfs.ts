@@ -1,6 +1,6 @@
 /**
- * Reading the process table from /proc: the fallback containment path's eyes, and the runtime's
- * when it must clean up after a supervisor that died. See proc(5).
+ * Reading the process table from /proc: the fallback containment path's eyes, and the
+ * supervisor's when it cleans up after another supervisor that died. See proc(5).
  */
 import fs from 'node:fs';
 
@@ -78,21 +78,33 @@ export function listProcesses(): ProcEntry[] {
   return entries;
 }
 
-/** True when /proc/PID/environ contains exactly `needle` (a `KEY=value` entry). */
-export function environContains(pid: number, needle: string): boolean {
+/** Whether some entry of /proc/PID/environ passes `test`; false when gone or unreadable. */
+function someEnvironEntry(pid: number, test: (environ: Buffer, start: number, end: number) => boolean): boolean {
   try {
     const environ = fs.readFileSync(`/proc/${pid}/environ`);
     let start = 0;
     while (start < environ.length) {
       let end = environ.indexOf(0, start);
       if (end < 0) end = environ.length;
-      if (end - start === needle.length && environ.toString('utf8', start, end) === needle) return true;
+      if (test(environ, start, end)) return true;
       start = end + 1;
     }
   } catch {
     // Gone, or a kernel thread: not ours.
   }
   return false;
+}
+
+/** True when /proc/PID/environ contains exactly `needle` (a `KEY=value` entry). */
+export function environContains(pid: number, needle: string): boolean {
+  const bytes = Buffer.from(needle);
+  return someEnvironEntry(pid, (environ, start, end) => end - start === bytes.length && environ.compare(bytes, 0, bytes.length, start, end) === 0);
+}
+
+/** True when an entry of /proc/PID/environ starts with `prefix` (`HEPH_JOB=123:`). */
+export function environHasPrefix(pid: number, prefix: string): boolean {
+  const bytes = Buffer.from(prefix);
+  return someEnvironEntry(pid, (environ, start, end) => end - start >= bytes.length && environ.compare(bytes, 0, bytes.length, start, start + bytes.length) === 0);
 }
 
 /** The children of every thread of `pid` (orphans reparented to a subreaper may be attached to

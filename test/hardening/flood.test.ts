@@ -11,7 +11,7 @@ import type { JobReport } from '../../src/index.js';
 import { summary, within } from '../helpers/hardening.js';
 import { modeRows } from '../helpers/modes.js';
 import { FIXTURES, startRuntime, waitForOutput } from '../helpers/runtime.js';
-import { supervisorPid, waitFor } from '../../src/testing.js';
+import { supervisorPid as supervisorPidOf, waitFor } from '../../src/testing.js';
 
 const FLOOD_LINES = 20_000_000;
 const NEEDLES = 10;
@@ -32,7 +32,7 @@ describe.each(modeRows())('slow readers and floods (%s)', (mode, skip) => {
     const reader = await runtime.background({ command: `exec ${FIXTURES}/echo-stdin.sh`, stdin: true });
     await waitForOutput(runtime, reader.id, 'ready');
     const flood = await runtime.background({ command: `LINES=${FLOOD_LINES} exec ${FIXTURES}/flood.sh` });
-    const supervisorPid = supervisorPid(runtime)!;
+    const supervisorPid = supervisorPidOf(runtime)!;
     const floodRunning = () => runtime.list().find((job) => job.id === flood.id)?.state === 'running';
 
     // A slow cursor reader of the flood: reads a little now and then, and must be told what it missed.

@@ -17,9 +17,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { findOwnCgroupDir } from '../../supervisor/platform/cgroup.js';
 import { listeningPorts, parseProcNetTcp, socketInodes } from '../../supervisor/platform/ports.js';
 import { descendantsOf, listProcesses, readProcStat } from '../../supervisor/platform/procfs.js';
-import type { JobIdentity } from '../../supervisor/containment.js';
-import { jobStats, pageSize } from '../../supervisor/stats.js';
-import { formatBytes, formatStats } from '../../src/stats-format.js';
+import type { JobIdentity } from '../../supervisor/containment/index.js';
+import { jobStats, pageSize } from '../../supervisor/jobs/stats.js';
+import { formatBytes, formatStats } from '../../src/reports/stats-format.js';
 import { waitUntil } from '../helpers/kernel.js';
 
 const MiB = 1024 * 1024;

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { KernelLocks } from '../../supervisor/kernel-locks.js';
+import { KernelLocks } from '../../supervisor/locks/kernel-locks.js';
 import { normalizeResources } from '../../src/locks/index.js';
 
 const dirs: string[] = [];

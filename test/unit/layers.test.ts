@@ -83,3 +83,70 @@ describe('the public type declarations', () => {
     expect(hooksNamed([testing], (file) => fs.readFileSync(file, 'utf8')).length).toBeGreaterThan(3);
   });
 });
+
+/**
+ * The README's map of src/ (folder -> what it may import), checked on the sources: a value import
+ * must be allowed; a type-only import may also reach the folders listed under `types`.
+ */
+const SRC_RULES: Record<string, { values: string[]; types?: string[] }> = {
+  protocol: { values: [] },
+  runtime: { values: ['protocol', 'locks', 'reports', 'wording'] },
+  locks: { values: ['protocol', 'wording'] },
+  reports: { values: ['protocol', 'wording'], types: ['runtime'] },
+  wording: { values: ['protocol'], types: ['reports', 'tools'] },
+  tools: { values: ['runtime', 'locks', 'reports', 'wording', 'protocol'] },
+  cli: { values: ['tools', 'runtime', 'reports'], types: ['protocol'] },
+  testing: { values: ['runtime'] },
+  index: { values: ['protocol', 'runtime', 'locks', 'reports', 'tools', 'wording'] },
+};
+
+const SOURCE_ROOT = path.resolve(import.meta.dirname, '../../src');
+
+function folderOf(file: string): string {
+  const [first] = path.relative(SOURCE_ROOT, file).split(path.sep);
+  return first!.replace(/\.(ts|js)$/, '');
+}
+
+/** `from -> to` edges between src/ folders that the rules do not allow. */
+function srcViolations(sources: Map<string, string>): string[] {
+  const out: string[] = [];
+  for (const [file, text] of sources) {
+    const from = folderOf(file);
+    for (const match of text.matchAll(/^(?:import|export)(\s+type)?[^'"]*?from\s*'(\.[^']+)'/gm)) {
+      const target = path.resolve(path.dirname(file), match[2]!);
+      if (!target.startsWith(SOURCE_ROOT)) continue;
+      const to = folderOf(target);
+      if (to === from) continue;
+      const rule = SRC_RULES[from];
+      const allowed = rule !== undefined && (rule.values.includes(to) || (match[1] !== undefined && (rule.types ?? []).includes(to)));
+      if (!allowed) out.push(`${from} -> ${to}${match[1] ? ' (type)' : ''} in ${path.relative(SOURCE_ROOT, file)}`);
+    }
+  }
+  return out;
+}
+
+describe("the README's map of src/", () => {
+  it('every import between src/ folders is one the map allows', () => {
+    const sources = new Map(
+      fs
+        .readdirSync(SOURCE_ROOT, { recursive: true, withFileTypes: true })
+        .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
+        .map((entry) => [path.join(entry.parentPath, entry.name), fs.readFileSync(path.join(entry.parentPath, entry.name), 'utf8')] as const),
+    );
+    expect(sources.size).toBeGreaterThan(40);
+    expect(srcViolations(sources)).toEqual([]);
+  });
+
+  it('negative control: the protocol importing wording, and locks importing tools by value, are caught', () => {
+    const planted = new Map([
+      [path.join(SOURCE_ROOT, 'protocol', 'planted.ts'), "import { say } from '../wording.js';"],
+      [path.join(SOURCE_ROOT, 'locks', 'planted.ts'), "import { createTools } from '../tools/index.js';\nimport type { Tools } from '../tools/index.js';"],
+      [path.join(SOURCE_ROOT, 'reports', 'planted.ts'), "import type { JobRecord } from '../runtime/job-record.js';"],
+    ]);
+    expect(srcViolations(planted).sort()).toEqual([
+      'locks -> tools (type) in locks/planted.ts',
+      'locks -> tools in locks/planted.ts',
+      'protocol -> wording in protocol/planted.ts',
+    ]);
+  });
+});

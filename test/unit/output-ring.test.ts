@@ -341,7 +341,21 @@ interface Storage {
   offs: Float64Array;
   lens: Uint32Array;
 }
-const storage = (ring: OutputRing): Storage => ring as unknown as Storage;
+/** Reads and sets them where they live: the ring's ByteArena (`arena`) and LineIndex (`index`). */
+const storage = (ring: OutputRing): Storage => {
+  const { arena, index } = ring as unknown as { arena: Record<string, unknown>; index: Record<string, unknown> };
+  return {
+    get arena() { return arena.bytes as Buffer; },
+    get arenaBuffer() { return arena.resizable as ArrayBuffer | null | undefined; },
+    set arenaBuffer(value) { arena.resizable = value; },
+    get arenaHead() { return arena.head as number; },
+    get arenaTail() { return arena.tail as number; },
+    get arenaMax() { return arena.max as number; },
+    set arenaMax(value) { arena.max = value; },
+    get offs() { return index.offs as Float64Array; },
+    get lens() { return index.lens as Uint32Array; },
+  };
+};
 
 describe('OutputRing storage (one arena per ring)', () => {
 
@@ -465,7 +479,7 @@ describe('OutputRing storage (one arena per ring)', () => {
   it('evicts beyond the bounds only if the arena cannot hold them (maxBytes near the largest Buffer)', () => {
     const ring = new OutputRing({ maxBytes: 100_000, maxLineBytes: 100, headLines: 0 });
     // Stands in for buffer.constants.MAX_LENGTH, which no chunk exceeds: here, 4 chunks of 5 lines.
-    (ring as unknown as { arenaMax: number }).arenaMax = 1000;
+    storage(ring).arenaMax = 1000;
     const text = (k: number): string => `${String(k).padStart(4, '0')}${'-'.repeat(43)}`;
     for (let k = 0; k < 1000; k += 5) {
       ring.push('stdout', Buffer.from(range(k, k + 5).map((j) => `${text(j)}\n`).join('')));

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { decodeSocketAddress, parseProcNetTcp, uniquePorts } from '../../supervisor/platform/ports.js';
-import { formatPorts } from '../../src/stats-format.js';
+import { formatPorts } from '../../src/reports/stats-format.js';
 
 const TCP = `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode                                                     
    0: 0100007F:1435 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 184189 1 000000009afaa09e 100 0 0 10 0                    

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { JobRecord } from '../../src/runtime/job-record.js';
 import type { OutputLine, OutputSnapshot } from '../../src/protocol/messages.js';
-import { buildListReport, buildReport, formatElapsed, headerLine, listText } from '../../src/report.js';
+import { buildListReport, buildReport, formatElapsed, headerLine, listText } from '../../src/reports/report.js';
 
 const T0 = 1_700_000_000_000;
 const CONTEXT = { maxJobs: 8 };

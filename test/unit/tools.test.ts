@@ -20,7 +20,8 @@ import {
 } from '../../src/index.js';
 import { LockTable, LockTimeoutError, normalizeResources, type NormalizedResource } from '../../src/locks/index.js';
 import { normalizeOptions } from '../../src/runtime/options.js';
-import { describeAccepted, validate } from '../../src/tools/validate.js';
+import { validate } from '../../src/tools/validate.js';
+import { describeAccepted } from '../../src/wording.js';
 
 interface FakeJob {
   id: number;

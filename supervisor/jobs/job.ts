@@ -5,12 +5,13 @@
  */
 import net from 'node:net';
 import { constants as os } from 'node:os';
-import { native } from './native.js';
-import { InvalidInputError, SpawnError } from '../src/protocol/errors.js';
-import type { JobFacts, KillParams, SignalName, SpawnParams, SpawnReply, SupervisorConfig } from '../src/protocol/messages.js';
-import type { ContainmentStrategy, JobIdentity } from './containment.js';
-import { OutputRing, type ReadOptions, type OutputRead } from './output/index.js';
-import type { WaitableJob } from './output-wait.js';
+import { native } from '../native.js';
+import { InvalidInputError, SpawnError } from '../../src/protocol/errors.js';
+import type { JobFacts, KillParams, SignalName, SpawnParams, SpawnReply, SupervisorConfig } from '../../src/protocol/messages.js';
+import type { ContainmentStrategy, JobIdentity } from '../containment/index.js';
+import { OutputRing, type ReadOptions, type OutputRead } from '../output/index.js';
+import type { WaitableJob } from '../requests/read-wait.js';
+import { jobMarker } from '../names.js';
 import { hasZombieChildren } from './zombies.js';
 import { jobStats } from './stats.js';
 
@@ -56,7 +57,7 @@ export class SupervisedJob implements WaitableJob {
   /** A stop with SIGKILL is under way: a later TERM stop (the leader's exit) adds nothing. */
   private killing = false;
   private readonly hadStdin: boolean;
-  /** Waiting reads (output-wait.ts), woken on new output, on the leader's exit and on completion. */
+  /** Waiting reads (requests/read-wait.ts), woken on new output, on the leader's exit and on completion. */
   private readonly changeListeners = new Set<() => void>();
   private wakeScheduled = false;
 
@@ -356,10 +357,6 @@ export class SupervisedJob implements WaitableJob {
 /** Runs `fn` once the event loop has polled for I/O at least once more. */
 function afterNextPoll(fn: () => void): void {
   setImmediate(() => setImmediate(fn));
-}
-
-export function jobMarker(job: number): string {
-  return `HEPH_JOB=${process.pid}:${job}`;
 }
 
 function nativeDetails(error: unknown): Record<string, unknown> {

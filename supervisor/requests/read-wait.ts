@@ -4,8 +4,8 @@
  * up. One round trip for the runtime, and nothing runs between wake-ups: the job wakes its waiters
  * when output is read (once per event-loop turn) and when its leader exits or it is done.
  */
-import { InvalidInputError } from '../src/protocol/errors.js';
-import type { OutputRead, ReadWait, WaitResult } from '../src/protocol/messages.js';
+import { InvalidInputError } from '../../src/protocol/errors.js';
+import type { OutputRead, ReadWait, WaitResult } from '../../src/protocol/messages.js';
 
 /** What a wait needs of a job. */
 export interface WaitableJob {
@@ -20,6 +20,9 @@ export interface WaitableJob {
   /** Calls `wake` after each change (new output, exit, completion) until the returned function is called. */
   onChange(wake: () => void): () => void;
 }
+
+/** setTimeout's longest delay: a longer one would fire at once (Node clamps it to 1 ms). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 function compile(until: NonNullable<ReadWait['until']>): RegExp {
   try {
@@ -51,7 +54,7 @@ export async function waitOnOutput(job: WaitableJob, wait: ReadWait, drainMs: nu
   try {
     const changed = (until: number) =>
       new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.max(0, until - Date.now()));
+        const timer = setTimeout(resolve, Math.min(MAX_TIMER_MS, Math.max(0, until - Date.now())));
         wake = () => {
           clearTimeout(timer);
           resolve();
@@ -69,11 +72,18 @@ export async function waitOnOutput(job: WaitableJob, wait: ReadWait, drainMs: nu
       const read = job.readLines(cursor);
       const match = read.lines.find((line) => pattern.test(line.text));
       if (match) return result('matched', match.text);
+      const advanced = read.next > cursor;
       cursor = read.next;
       if (wasEnded && job.drained) return result('ended');
       if (Date.now() >= deadline) return result('timed-out');
-      // A scan cut by its byte bound reads on at once; otherwise wait for something new.
-      if (!read.limitedByBytes) await changed(deadline);
+      if (read.limitedByBytes && advanced) {
+        // A scan cut by its byte bound reads on after one turn of the event loop, so a long
+        // backlog never holds up the other jobs' output. One that did not advance (an unfinished
+        // line longer than the bound, which only grows) waits for something new instead.
+        await new Promise((resolve) => setImmediate(resolve));
+        continue;
+      }
+      await changed(deadline);
     }
   } finally {
     stop();

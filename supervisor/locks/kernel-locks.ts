@@ -15,11 +15,12 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { native } from './native.js';
-import { cleanupLostSupervisor } from './lost-cleanup.js';
-import { processStartTime, readProcStat } from './platform/procfs.js';
-import type { LockResource } from '../src/protocol/messages.js';
-import { pathAncestors } from '../src/protocol/resource-path.js';
+import { native } from '../native.js';
+import { cleanupLostSupervisor } from '../cleanup/lost-cleanup.js';
+import { subtreeOf } from '../names.js';
+import { processStartTime, readProcStat } from '../platform/procfs.js';
+import type { LockResource } from '../../src/protocol/messages.js';
+import { pathAncestors } from '../../src/protocol/resource-path.js';
 
 const SLOTS = 2 ** 46;
 const X_INTENT = 2 ** 47;
@@ -67,21 +68,13 @@ function isDead(record: HolderRecord): boolean {
 }
 
 /** Stops what is left of dead holders' jobs (their cgroups, and processes with their marker). */
-/** `/sys/fs/cgroup/.../heph-jobs-<pid>` from a job cgroup (or the subtree itself) of that supervisor. */
-function cgroupSubtreeOf(cgroup: string | null, pid: number): string | null {
-  if (cgroup === null) return null;
-  const marker = `/heph-jobs-${pid}`;
-  const at = cgroup.indexOf(marker);
-  return at < 0 ? null : cgroup.slice(0, at + marker.length);
-}
-
 async function stopDeadHolders(records: HolderRecord[]): Promise<void> {
   const dead = new Map<number, HolderRecord[]>();
   for (const record of records) if (isDead(record)) dead.set(record.pid, [...(dead.get(record.pid) ?? []), record]);
   for (const [pid, held] of dead) {
     // Its subtree, heph-jobs-<pid>, is removed too once empty (every process carrying its marker
     // is killed by the cleanup, so nothing keeps it populated for long).
-    const subtree = held.map((record) => cgroupSubtreeOf(record.cgroup, pid)).find((dir) => dir !== null) ?? null;
+    const subtree = held.map((record) => (record.cgroup === null ? null : subtreeOf(record.cgroup, pid))).find((dir) => dir !== null) ?? null;
     await cleanupLostSupervisor(pid, subtree, held.map((record) => ({ pid: null, cgroup: record.cgroup })));
   }
 }

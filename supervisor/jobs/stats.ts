@@ -17,11 +17,11 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { listeningPorts, uniquePorts } from './platform/ports.js';
-import { withOpenFile } from './platform/procfs.js';
-import type { ContainmentStrategy, JobIdentity } from './containment.js';
+import { listeningPorts, uniquePorts } from '../platform/ports.js';
+import { withOpenFile } from '../platform/procfs.js';
+import type { ContainmentStrategy, JobIdentity } from '../containment/index.js';
 
-import type { JobStats } from '../src/protocol/stats.js';
+import type { JobStats } from '../../src/protocol/stats.js';
 
 /**
  * USER_HZ: the unit of the times in /proc/PID/stat. It is part of the kernel's ABI and 100 on

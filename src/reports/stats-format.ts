@@ -1,8 +1,7 @@
 /** How a running job's resources read in a report header: ` · 3 procs · 112 MB · cpu 4.1s · listening :5173`. */
-import type { JobStats } from './protocol/stats.js';
+import type { JobStats } from '../protocol/stats.js';
 
 export type { JobStats };
-
 
 /**
  * `820 KB`, `12 MB`, `1.2 GB`: binary units (1 KB = 1024 bytes, as ps and top count), one decimal

@@ -1,0 +1,42 @@
+/**
+ * The end of a supervisor: every job stopped at once (no grace: the runtime is gone or asked),
+ * everything below us killed and reaped, our cgroups removed, then exit.
+ */
+import { constants as os } from 'node:os';
+import { native } from '../native.js';
+import { descendantsOf, listProcesses } from '../platform/procfs.js';
+import type { SupervisorState } from '../state.js';
+
+/** Longest the final sweep waits for what it killed to be gone. */
+const FINAL_SWEEP_MS = 5000;
+/** Pause between sweeps: what was killed needs a moment to be reaped by our reaper thread. */
+const SWEEP_PAUSE_MS = 2;
+
+/**
+ * At the end of the session everything below the supervisor is ours, whatever job it came from:
+ * a process that escaped attribution (left its session and cleared its environment) is still our
+ * descendant, reparented to us as the subreaper. Kill them all, and let the reaper reap them.
+ */
+async function killEverythingBelowUs(): Promise<void> {
+  const deadline = Date.now() + FINAL_SWEEP_MS;
+  for (;;) {
+    const table = listProcesses();
+    const alive = new Set(table.filter((entry) => entry.state !== 'Z' && entry.state !== 'X').map((entry) => entry.pid));
+    const left = [...descendantsOf([process.pid], table)].filter((pid) => pid !== process.pid && alive.has(pid));
+    if (left.length === 0 || Date.now() > deadline) return;
+    for (const pid of left) native.signalPid(pid, os.signals.SIGKILL);
+    await new Promise((resolve) => setTimeout(resolve, SWEEP_PAUSE_MS));
+  }
+}
+
+/** Stops everything and exits; `close` closes the channel last. Later calls join the first. */
+export function shutdown(state: SupervisorState, close: () => void): Promise<void> {
+  state.shuttingDown ??= (async () => {
+    await Promise.all([...state.jobs.values()].map((job) => job.destroy()));
+    await killEverythingBelowUs();
+    state.setup?.strategy.dispose();
+    close();
+    process.exit(0);
+  })();
+  return state.shuttingDown;
+}

@@ -1,0 +1,101 @@
+/**
+ * Containment by cgroup: each job gets a fresh cgroup, which the leader is born into (clone3
+ * CLONE_INTO_CGROUP), so nothing can fork away unseen; `cgroup.kill` stops all at once and
+ * `cgroup.events` says when the cgroup is empty.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { constants as os } from 'node:os';
+import { native } from '../native.js';
+import { jobCgroupName, subtreeName } from '../names.js';
+import { removeCgroupTree } from '../platform/cgroup.js';
+import { cgroupOf } from '../platform/procfs.js';
+import type { Containment } from '../../src/protocol/messages.js';
+import { signalLeaderFirst } from './signal.js';
+import { markedStragglers } from './stragglers.js';
+import type { ContainmentStrategy, JobIdentity } from './strategy.js';
+
+const SIGKILL = os.signals.SIGKILL;
+
+function readPids(file: string): number[] {
+  try {
+    const text = fs.readFileSync(file, 'latin1');
+    return text.length === 0 ? [] : text.trim().split('\n').map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** Every cgroup.procs in a cgroup and below it (a job may create nested cgroups). */
+function cgroupTreePids(dir: string): number[] {
+  const pids = readPids(path.join(dir, 'cgroup.procs'));
+  let entries: fs.Dirent[] = [];
+  try {
+    entries = fs.readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return pids;
+  }
+  for (const entry of entries) if (entry.isDirectory()) pids.push(...cgroupTreePids(path.join(dir, entry.name)));
+  return pids;
+}
+
+export class CgroupStrategy implements ContainmentStrategy {
+  readonly info: Containment;
+
+  /** `root`: our subtree (`heph-jobs-<pid>`), already made. */
+  constructor(private readonly root: string, reason: string) {
+    this.info = { mode: 'cgroup', cgroupRoot: root, reason };
+  }
+
+  prepare(job: number): string {
+    const dir = path.join(this.root, jobCgroupName(job));
+    native.cgroupCreate(dir);
+    return dir;
+  }
+
+  members(job: JobIdentity): number[] {
+    return job.cgroup ? cgroupTreePids(job.cgroup) : [];
+  }
+
+  signalAll(job: JobIdentity, signal: number): void {
+    // A pid read from cgroup.procs is ours while it is still in the job's cgroup (or one below).
+    const own = `/${subtreeName(process.pid)}/${jobCgroupName(job.job)}`;
+    signalLeaderFirst(job, this.members(job), signal, (pid) => {
+      const cgroup = cgroupOf(pid);
+      return cgroup !== null && (cgroup.endsWith(own) || cgroup.includes(`${own}/`));
+    });
+  }
+
+  killAll(job: JobIdentity): void {
+    if (job.cgroup) native.cgroupKill(job.cgroup);
+  }
+
+  /**
+   * Empty when the cgroup is, and no process that left it (a job running as root can write its
+   * pid into another cgroup) still carries the job's marker below us: escapers are reparented to
+   * the supervisor, the subreaper, so they stay findable. The sweep of our children runs only
+   * once the cgroup reports empty.
+   */
+  isEmpty(job: JobIdentity): boolean {
+    if (job.cgroup !== null && native.cgroupPopulated(job.cgroup)) return false;
+    const stragglers = markedStragglers(job);
+    for (const pid of stragglers) native.signalPid(pid, SIGKILL);
+    return stragglers.length === 0;
+  }
+
+  watch(job: JobIdentity, onChange: () => void): () => void {
+    if (!job.cgroup) return () => {};
+    // cgroup.events is modified (inotify IN_MODIFY) whenever "populated" flips.
+    const watcher = fs.watch(path.join(job.cgroup, 'cgroup.events'), { persistent: false }, onChange);
+    watcher.on('error', onChange);
+    return () => watcher.close();
+  }
+
+  release(job: JobIdentity): boolean {
+    return job.cgroup === null || removeCgroupTree(job.cgroup, native.cgroupRemove);
+  }
+
+  dispose(): void {
+    removeCgroupTree(this.root, native.cgroupRemove);
+  }
+}

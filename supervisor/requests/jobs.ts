@@ -1,0 +1,40 @@
+/** Requests about jobs: spawn, kill, read (with its optional wait), write, facts, forget. */
+import { InvalidInputError } from '../../src/protocol/errors.js';
+import { SupervisedJob } from '../jobs/job.js';
+import type { Handlers, RequestContext } from './context.js';
+import { waitOnOutput } from './read-wait.js';
+
+export function jobHandlers(context: RequestContext): Handlers<'spawn' | 'kill' | 'read' | 'write' | 'facts' | 'forget'> {
+  const { state } = context;
+  return {
+    spawn: ({ params }) => {
+      const { strategy, config } = state.started();
+      const job = SupervisedJob.start(params, strategy, config, {
+        onExited: (exited) =>
+          context.send({ event: 'exited', job: exited.id, code: exited.exit!.code, signal: exited.exit!.signal, at: exited.exit!.at }),
+        onDone: (finished) => context.send({ event: 'cleaned-up', job: finished.id, at: Date.now() }),
+      });
+      state.jobs.set(job.id, job);
+      return job.reply;
+    },
+    kill: ({ params }) => state.job(params.job).kill(params),
+    read: async ({ params }) => {
+      const { job: id, wait, ...options } = params;
+      const job = state.job(id);
+      const waited = wait ? await waitOnOutput(job, wait, state.started().config.drainMs) : undefined;
+      return { output: job.read(options), facts: job.facts(true), ...(waited ? { waited } : {}) };
+    },
+    write: async ({ job: id, data, close }) => {
+      const job = state.job(id);
+      await job.write(data, close);
+      return job.facts();
+    },
+    facts: ({ job }) => state.job(job).facts(),
+    forget: ({ job: id }) => {
+      const job = state.job(id);
+      if (!job.cleanedUp) throw new InvalidInputError(`job ${id} is still running; only finished jobs can be forgotten`);
+      state.jobs.delete(id);
+      return null;
+    },
+  };
+}

@@ -1,0 +1,45 @@
+/**
+ * What the supervisor holds: its jobs, and what `hello` set up (the config, the containment
+ * strategy, the kernel locks). Nothing job-related exists before hello.
+ */
+import { JobNotFoundError, ProtocolError } from '../src/protocol/errors.js';
+import type { SupervisorConfig } from '../src/protocol/messages.js';
+import type { ContainmentStrategy } from './containment/index.js';
+import type { SupervisedJob } from './jobs/job.js';
+import type { KernelLocks } from './locks/kernel-locks.js';
+
+export interface Setup {
+  readonly config: SupervisorConfig;
+  readonly strategy: ContainmentStrategy;
+  readonly locks: KernelLocks;
+}
+
+export class SupervisorState {
+  readonly jobs = new Map<number, SupervisedJob>();
+  /** Set once a shutdown began: no request is served from then on. */
+  shuttingDown: Promise<void> | null = null;
+  private current: Setup | null = null;
+
+  /** What hello set up, or null before it. */
+  get setup(): Setup | null {
+    return this.current;
+  }
+
+  /** Records what hello set up; a second hello is a protocol error. */
+  start(setup: Setup): void {
+    if (this.current) throw new ProtocolError('hello was already received');
+    this.current = setup;
+  }
+
+  /** What hello set up; a request that needs it before hello is a protocol error. */
+  started(): Setup {
+    if (!this.current) throw new ProtocolError('hello must come first');
+    return this.current;
+  }
+
+  job(id: number): SupervisedJob {
+    const job = this.jobs.get(id);
+    if (!job) throw new JobNotFoundError(id, [...this.jobs.keys()]);
+    return job;
+  }
+}
