@@ -24,7 +24,8 @@
         "native/errors.cc",
         "native/process.cc",
         "native/reaper.cc",
-        "native/spawn.cc"
+        "native/spawn.cc",
+        "native/stdcxx-compat.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "defines": [

@@ -1,6 +1,6 @@
 // Job spawning. See clone3(2) (CLONE_INTO_CGROUP, CLONE_PIDFD), fork(2), setsid(2),
 // close_range(2), execve(2), signal-safety(7), pidfd_open(2), cgroups(7) ("cgroup.procs"),
-// pthread_sigmask(3), getrlimit(2), waitpid(2).
+// sigprocmask(2), getrlimit(2), waitpid(2).
 //
 // Between clone and exec the child runs only async-signal-safe code: the parent is a multithreaded
 // Node process, so anything that may take a lock (malloc, stdio) could deadlock. Everything the
@@ -103,13 +103,16 @@ struct ChildFailure {
 
 // Every signal blocked for the calling thread while it lives, so no Node handler runs in a child
 // between clone and the child's reset; the previous mask is back on Restore() or at scope exit.
+// sigprocmask, not pthread_sigmask: on Linux glibc both set the calling thread's mask (glibc's
+// sigprocmask is pthread_sigmask since 2.32, and the per-thread rt_sigprocmask before), but
+// pthread_sigmask's default symbol version is GLIBC_2.32 (libpthread merged into libc), which
+// would make the addon refuse to load on glibc 2.28-2.31.
 class AllSignalsBlocked {
  public:
   explicit AllSignalsBlocked(Napi::Env env) {
     sigset_t all;
     sigfillset(&all);
-    int err = pthread_sigmask(SIG_SETMASK, &all, &saved_);  // returns the error, not -1
-    if (err != 0) throw ErrnoError(env, err, "pthread_sigmask");
+    if (sigprocmask(SIG_SETMASK, &all, &saved_) != 0) throw ErrnoError(env, errno, "sigprocmask");
   }
   AllSignalsBlocked(const AllSignalsBlocked&) = delete;
   AllSignalsBlocked& operator=(const AllSignalsBlocked&) = delete;
@@ -117,7 +120,7 @@ class AllSignalsBlocked {
   // Cannot fail: the mask is one the kernel handed us.
   void Restore() {
     if (!blocked_) return;
-    pthread_sigmask(SIG_SETMASK, &saved_, nullptr);
+    sigprocmask(SIG_SETMASK, &saved_, nullptr);
     blocked_ = false;
   }
 
