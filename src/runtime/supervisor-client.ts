@@ -22,6 +22,16 @@ export function supervisorEntry(): string {
   return found;
 }
 
+/**
+ * V8 flags for the supervisor. Its garbage is short-lived and small (requests, replies, /proc
+ * reads; output lands in preallocated arenas), but V8's default young generation grows to tens of
+ * megabytes before it is collected, so the resident set crept from 52 to 117 MB over 3000
+ * sequential jobs with nothing live behind it (capping the old space at 32 MB changed nothing: no
+ * leak). A 1 MB semi-space keeps it flat near 63 MB and costs no measurable time
+ * (bench: memory, jobs in sequence).
+ */
+const SUPERVISOR_V8_FLAGS = ['--max-semi-space-size=1'];
+
 /** Lines of the supervisor's stderr kept for the "supervisor lost" message. */
 const STDERR_TAIL_LINES = 20;
 
@@ -65,7 +75,7 @@ export class SupervisorClient {
   }
 
   static async start(config: SupervisorConfig, events: SupervisorClientEvents): Promise<SupervisorClient> {
-    const child = spawn(process.execPath, [supervisorEntry()], {
+    const child = spawn(process.execPath, [...SUPERVISOR_V8_FLAGS, supervisorEntry()], {
       // Its own session and process group: a Ctrl-C at the runtime's terminal must not reach it.
       detached: true,
       stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
