@@ -14,9 +14,15 @@ import type { HelloReply, Incoming, Replies, RequestBody, RequestType, Superviso
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
-/** The compiled supervisor entry: dist/supervisor/main.js, seen from dist/src/runtime/ (built) or src/runtime/ (tests). */
+/**
+ * The compiled supervisor entry, seen from dist/src/runtime/ (built) or src/runtime/ (tests): the
+ * one-file bundle that the build makes (it starts faster: scripts/bundle-supervisor.mjs), else the
+ * compiled main.js.
+ */
 export function supervisorEntry(): string {
-  const candidates = [path.resolve(here, '../../supervisor/main.js'), path.resolve(here, '../../dist/supervisor/main.js')];
+  const candidates = ['../../supervisor', '../../dist/supervisor'].flatMap((dir) =>
+    ['supervisor.bundle.js', 'main.js'].map((file) => path.resolve(here, dir, file)),
+  );
   const found = candidates.find((candidate) => fs.existsSync(candidate));
   if (!found) throw new Error(`heph-jobs: the supervisor entry is not built (run \`npm run build:ts\`); looked in ${candidates.join(', ')}`);
   return found;
