@@ -18,6 +18,7 @@ import { native, type NativeSpawnOptions, type NativeSpawnResult, type ReapedChi
 import { findOwnCgroupDir } from '../../supervisor/platform/cgroup.js';
 import { cgroupOf, listProcesses } from '../../supervisor/platform/procfs.js';
 import { cgroupUnavailable } from '../helpers/modes.js';
+import { parseSelfReport, SELF_REPORT, statusMask } from '../helpers/self-report.js';
 
 const { SIGKILL } = os.constants.signals;
 
@@ -100,53 +101,10 @@ function spawnError(overrides: Partial<NativeSpawnOptions>): NodeJS.ErrnoExcepti
 
 const openFdCount = () => fs.readdirSync('/proc/self/fd').length;
 const ourChildren = () => listProcesses().filter((entry) => entry.ppid === process.pid).map((entry) => entry.pid);
-/** A field of a /proc status file ("SigBlk", "SigIgn") as a bit mask. */
-const statusMask = (text: string, key: string) => BigInt(`0x${new RegExp(`^${key}:\\s*([0-9a-f]+)$`, 'm').exec(text)?.[1] ?? 'missing'}`);
 /** The calling thread's own signal mask (the spawn blocks every signal around the clone). */
 const callerMask = () => statusMask(fs.readFileSync('/proc/thread-self/status', 'utf8'), 'SigBlk');
 /** Taken before this file's first spawn, so a spawn that left every signal blocked shows. */
 const maskBeforeAnySpawn = callerMask();
-
-/**
- * What the leader sees of itself, from builtins where it matters: an external command could catch
- * the shell mid-vfork, when dash briefly blocks every signal. Sections: status lines, fds, stat.
- */
-const SELF_REPORT = [
-  'while read -r key value; do case $key in SigBlk:|SigIgn:) echo "$key $value";; esac; done < /proc/$$/status',
-  'echo ---',
-  'ls /proc/$$/fd',
-  'echo ---',
-  'read -r stat < /proc/$$/stat; echo "$stat"',
-  'echo ---',
-  'while read -r line; do case $line in 0::*) echo "$line";; esac; done < /proc/$$/cgroup',
-].join('; ');
-
-interface SelfReport {
-  sigBlk: bigint;
-  sigIgn: bigint;
-  fds: number[];
-  pid: number;
-  pgrp: number;
-  session: number;
-  ppid: number;
-  cgroup: string;
-}
-
-function parseSelfReport(output: string): SelfReport {
-  const [status, fds, stat, cgroup] = output.split('---\n');
-  // "pid (comm) state ppid pgrp session ...": comm may hold spaces, so split after its ')'.
-  const afterComm = stat!.slice(stat!.lastIndexOf(')') + 2).split(' ');
-  return {
-    sigBlk: statusMask(status!, 'SigBlk'),
-    sigIgn: statusMask(status!, 'SigIgn'),
-    fds: fds!.split('\n').filter(Boolean).map(Number),
-    pid: Number(stat!.split(' ')[0]),
-    ppid: Number(afterComm[1]),
-    pgrp: Number(afterComm[2]),
-    session: Number(afterComm[3]),
-    cgroup: cgroup!.trim(),
-  };
-}
 
 // ---- set-up -------------------------------------------------------------------------------------
 
