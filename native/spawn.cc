@@ -93,9 +93,14 @@ struct ChildPlan {
   ChildFailure failure;
 };
 
+// Marks the code that runs in the child between clone and exec: never instrumented by a sanitizer
+// (its runtime is not async-signal-safe, and on the vfork path it would find the child on a stack
+// it does not know and report its own bookkeeping as an error).
+#define HEPH_CHILD_CODE [[gnu::no_sanitize_address, gnu::no_sanitize_undefined]]
+
 // Runs in the child. errno here is the sleeping parent thread's (the child shares its thread
 // pointer on the vfork path), which that thread does not read after the clone.
-[[noreturn]] void ChildFail(ChildPlan* plan, int stage) {
+HEPH_CHILD_CODE [[noreturn]] void ChildFail(ChildPlan* plan, int stage) {
   ChildFailure failure{stage, errno};
   plan->failure = failure;
   if (plan->report_fd >= 0) {
@@ -107,7 +112,7 @@ struct ChildPlan {
 
 // Runs in the child. Async-signal-safe calls only, and no write to memory but its own stack and
 // plan->failure.
-[[noreturn]] void ChildMain(ChildPlan* plan) {
+HEPH_CHILD_CODE [[noreturn]] void ChildMain(ChildPlan* plan) {
   // Default disposition for every signal. Node handles some (a handler must never run here: on
   // the vfork path it would run on the parent's memory) and ignores others (SIGPIPE), and an
   // ignored signal would stay ignored across execve. An all-zero kernel sigaction is SIG_DFL, no
@@ -133,7 +138,7 @@ struct ChildPlan {
 }
 
 // The vfork child's entry, called on the child stack by CloneWithStack.
-int ChildEntry(void* plan) { ChildMain(static_cast<ChildPlan*>(plan)); }
+HEPH_CHILD_CODE int ChildEntry(void* plan) { ChildMain(static_cast<ChildPlan*>(plan)); }
 
 // Every signal blocked for the calling thread while it lives, glibc's own two included, so no
 // handler runs in a child between clone and the child's reset; the previous mask is back on
