@@ -15,6 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { native, type NativeSpawnOptions, type NativeSpawnResult, type ReapedChild } from '../../supervisor/native.js';
+import { addonReaper, spawnOptionsFrom } from '../helpers/addon-reaper.js';
 import { findOwnCgroupDir } from '../../supervisor/platform/cgroup.js';
 import { cgroupOf, listProcesses } from '../../supervisor/platform/procfs.js';
 import { cgroupUnavailable } from '../helpers/modes.js';
@@ -24,39 +25,8 @@ const { SIGKILL } = os.constants.signals;
 
 // ---- reaping ----------------------------------------------------------------------------------------
 
-const reports = new Map<number, ReapedChild>();
-const waiters = new Map<number, (child: ReapedChild) => void>();
-
-function reaped(token: number, timeoutMs = 10_000): Promise<ReapedChild> {
-  const report = reports.get(token);
-  if (report) return Promise.resolve(report);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      waiters.delete(token);
-      reject(new Error(`the reaper reported no exit for token ${token} within ${timeoutMs} ms`));
-    }, timeoutMs);
-    waiters.set(token, (child) => {
-      clearTimeout(timer);
-      resolve(child);
-    });
-  });
-}
-
-let nextToken = 1;
-function options(overrides: Partial<NativeSpawnOptions> = {}): NativeSpawnOptions {
-  return {
-    shell: '/bin/sh',
-    command: 'exit 0',
-    cwd: '/',
-    env: ['PATH=/usr/bin:/bin'],
-    cgroup: null,
-    stdin: 'null',
-    merge: true,
-    token: nextToken++,
-    forceFork: false,
-    ...overrides,
-  };
-}
+const { reports, reaped, startReports } = addonReaper();
+const options = spawnOptionsFrom({ command: 'exit 0' });
 
 /** Everything a job wrote to its (merged) output pipe, read to EOF: the job has ended by then. */
 function readToEnd(fd: number): string {
@@ -128,11 +98,7 @@ const cgroupMembers = (dir: string) => fs.readFileSync(path.join(dir, 'cgroup.pr
 beforeAll(() => {
   // The reaper waits for any child: with none of the worker's own around, it takes only ours.
   expect(ourChildren()).toEqual([]);
-  native.startReaper((child) => {
-    reports.set(child.token, child);
-    waiters.get(child.token)?.(child);
-    waiters.delete(child.token);
-  });
+  startReports();
   if (cgroupRoot) native.cgroupCreate(cgroupRoot);
 });
 
