@@ -21,6 +21,7 @@
         "native/addon.cc",
         "native/args.cc",
         "native/cgroup.cc",
+        "native/clone3.cc",
         "native/errors.cc",
         "native/process.cc",
         "native/reaper.cc",

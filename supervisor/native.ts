@@ -35,6 +35,10 @@ export interface NativeSpawnResult {
   stdout: number;
   /** -1 when merged. */
   stderr: number;
+  /**
+   * 'clone3': CLONE_VM | CLONE_VFORK (| CLONE_INTO_CGROUP) on a stack of its own, returning once
+   * execve succeeded. 'fork': the fallback (no clone3 or CLONE_INTO_CGROUP, or forceFork).
+   */
   method: 'clone3' | 'fork';
 }
 
