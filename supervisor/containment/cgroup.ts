@@ -42,7 +42,7 @@ function cgroupTreePids(dir: string): number[] {
 export class CgroupStrategy implements ContainmentStrategy {
   readonly info: Containment;
 
-  /** `root`: our subtree (`heph-jobs-<pid>`), already made. */
+  /** `root`: our subtree (`heph-jobs-<pid>-<start>`), already made. */
   constructor(private readonly root: string, reason: string) {
     this.info = { mode: 'cgroup', cgroupRoot: root, reason };
   }
@@ -59,7 +59,7 @@ export class CgroupStrategy implements ContainmentStrategy {
 
   signalAll(job: JobIdentity, signal: number): void {
     // A pid read from cgroup.procs is ours while it is still in the job's cgroup (or one below).
-    const own = `/${subtreeName(process.pid)}/${jobCgroupName(job.job)}`;
+    const own = `/${subtreeName()}/${jobCgroupName(job.job)}`;
     signalLeaderFirst(job, this.members(job), signal, (pid) => {
       const cgroup = cgroupOf(pid);
       return cgroup !== null && (cgroup.endsWith(own) || cgroup.includes(`${own}/`));

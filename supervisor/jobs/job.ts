@@ -12,6 +12,7 @@ import type { ContainmentStrategy, JobIdentity } from '../containment/index.js';
 import { OutputRing, type ReadOptions, type OutputRead } from '../output/index.js';
 import type { WaitableJob } from '../requests/read-wait.js';
 import { jobMarker } from '../names.js';
+import { processStartTime } from '../platform/procfs.js';
 import { hasZombieChildren } from './zombies.js';
 import { jobStats } from './stats.js';
 
@@ -102,7 +103,7 @@ export class SupervisedJob implements WaitableJob {
       if (cgroup) native.cgroupRemove(cgroup);
       throw new SpawnError(describeSpawnFailure(error, params), { cause: error, details: nativeDetails(error) });
     }
-    const reply: SpawnReply = { pid: spawned.pid, cgroup, method: spawned.method, startedAt: Date.now() };
+    const reply: SpawnReply = { pid: spawned.pid, start: leaderStart(spawned), cgroup, method: spawned.method, startedAt: Date.now() };
     return new SupervisedJob(params, strategy, config, hooks, reply, spawned);
   }
 
@@ -352,6 +353,16 @@ export class SupervisedJob implements WaitableJob {
     stream.on('error', () => this.ring.end(name));
     this.streams.push(stream);
   }
+}
+
+/**
+ * The leader's start time, read while a pidfd shows it unreaped: the read came first, so it was
+ * of the leader, not of a process that got its pid after our reaper thread reaped it. Null when
+ * it was reaped already.
+ */
+function leaderStart(spawned: { pid: number; pidfd: number }): string | null {
+  const start = processStartTime(spawned.pid);
+  return start !== null && native.pidfdSendSignal(spawned.pidfd, 0) ? start : null;
 }
 
 /** Runs `fn` once the event loop has polled for I/O at least once more. */

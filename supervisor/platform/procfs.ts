@@ -95,6 +95,19 @@ function someEnvironEntry(pid: number, test: (environ: Buffer, start: number, en
   return false;
 }
 
+/** The entries of /proc/PID/environ that start with `prefix` (empty when gone or unreadable). */
+export function environEntries(pid: number, prefix: string): string[] {
+  const bytes = Buffer.from(prefix);
+  const found: string[] = [];
+  someEnvironEntry(pid, (environ, start, end) => {
+    if (end - start >= bytes.length && environ.compare(bytes, 0, bytes.length, start, start + bytes.length) === 0) {
+      found.push(environ.toString('latin1', start, end));
+    }
+    return false;
+  });
+  return found;
+}
+
 /** True when /proc/PID/environ contains exactly `needle` (a `KEY=value` entry). */
 export function environContains(pid: number, needle: string): boolean {
   const bytes = Buffer.from(needle);
@@ -158,4 +171,48 @@ export function cgroupOf(pid: number | 'self'): string | null {
     // gone
   }
   return null;
+}
+
+/** The user a process runs as, as /proc shows it (the owner of /proc/PID); null when gone. */
+export function processOwner(pid: number): number | null {
+  try {
+    return fs.statSync(`/proc/${pid}`).uid;
+  } catch {
+    return null;
+  }
+}
+
+let ownPidNamespace: string | null = null;
+
+/**
+ * Whether process `pid` lives in our pid namespace: a pid written into a marker by a supervisor
+ * in another namespace (a container sharing our view of /proc) means another process there.
+ */
+export function inOurPidNamespace(pid: number): boolean {
+  try {
+    ownPidNamespace ??= fs.readlinkSync('/proc/self/ns/pid');
+    return fs.readlinkSync(`/proc/${pid}/ns/pid`) === ownPidNamespace;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether one of process `pid`'s descriptors is a pipe whose inode is in `inodes` (`pipe:[N]`). */
+export function holdsPipe(pid: number, inodes: ReadonlySet<number>): boolean {
+  let fds: string[];
+  try {
+    fds = fs.readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return false;
+  }
+  for (const fd of fds) {
+    let target: string;
+    try {
+      target = fs.readlinkSync(`/proc/${pid}/fd/${fd}`);
+    } catch {
+      continue; // closed while we looked
+    }
+    if (target.startsWith('pipe:[') && inodes.has(Number(target.slice(6, -1)))) return true;
+  }
+  return false;
 }

@@ -3,9 +3,10 @@
  * diagnostics, shutdown, and cleanup-lost (stop what a dead supervisor left behind).
  */
 import { ProtocolError } from '../../src/protocol/errors.js';
-import { chooseContainment } from '../containment/index.js';
+import { cgroupParentOf, chooseContainment } from '../containment/index.js';
 import { KernelLocks } from '../locks/kernel-locks.js';
 import { checkLostPaths, cleanupLostSupervisor } from '../cleanup/lost-cleanup.js';
+import { ownIdentity } from '../identity.js';
 import { native } from '../native.js';
 import type { Handlers, RequestContext } from './context.js';
 
@@ -15,8 +16,9 @@ export function sessionHandlers(context: RequestContext): Handlers<'hello' | 'pi
     hello: ({ config }) => {
       if (state.setup) throw new ProtocolError('hello was already received');
       const strategy = chooseContainment(config.containment, config.cgroupParent);
-      state.start({ config, strategy, locks: new KernelLocks(config.lockDir) });
-      return { pid: process.pid, containment: strategy.info, subreaper: native.isChildSubreaper() };
+      const scope = { cgroupParent: cgroupParentOf(config.cgroupParent).parent };
+      state.start({ config, strategy, scope, locks: new KernelLocks(config.lockDir, scope) });
+      return { pid: process.pid, instance: ownIdentity(), containment: strategy.info, subreaper: native.isChildSubreaper() };
     },
     ping: () => ({ pid: process.pid }),
     // Node's internal list of loaded modules and bindings: tests prove child_process never is.
@@ -26,9 +28,9 @@ export function sessionHandlers(context: RequestContext): Handlers<'hello' | 'pi
       return null;
     },
     'cleanup-lost': async ({ supervisor, jobs }) => {
-      state.started();
-      checkLostPaths(supervisor.pid, supervisor.cgroupRoot, jobs);
-      await cleanupLostSupervisor(supervisor.pid, supervisor.cgroupRoot, jobs);
+      const { scope } = state.started();
+      checkLostPaths(supervisor, scope, jobs);
+      await cleanupLostSupervisor(supervisor, scope, { jobs, pipes: [] });
       return null;
     },
   };
