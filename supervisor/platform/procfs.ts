@@ -120,25 +120,40 @@ export function environHasPrefix(pid: number, prefix: string): boolean {
   return someEnvironEntry(pid, (environ, start, end) => end - start >= bytes.length && environ.compare(bytes, 0, bytes.length, start, start + bytes.length) === 0);
 }
 
-/** The children of every thread of `pid` (orphans reparented to a subreaper may be attached to
- * any of its threads). */
+/**
+ * The children of `pid` (zombies included). Read from /proc/PID/task/TID/children, one file per
+ * thread (orphans reparented to a subreaper may be attached to any of its threads), where the
+ * kernel has them (CONFIG_PROC_CHILDREN); else found by a scan of /proc for that ppid.
+ */
 export function childrenOf(pid: number): number[] {
+  return childrenFromTaskFiles(pid) ?? childrenByPpid(pid);
+}
+
+/** The children listed in `pid`'s per-thread children files; null when this kernel has none. */
+export function childrenFromTaskFiles(pid: number): number[] | null {
   const children: number[] = [];
   let tasks: string[];
   try {
     tasks = fs.readdirSync(`/proc/${pid}/task`);
   } catch {
-    return children;
+    return children; // gone
   }
   for (const tid of tasks) {
     try {
       const text = fs.readFileSync(`/proc/${pid}/task/${tid}/children`, 'latin1').trim();
       if (text) for (const child of text.split(' ')) children.push(Number(child));
-    } catch {
-      // The thread ended while we looked.
+    } catch (error) {
+      // No such file while the task is still there: the kernel was built without it.
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT' && fs.existsSync(`/proc/${pid}/task/${tid}/stat`)) return null;
+      // Otherwise the thread ended while we looked.
     }
   }
   return children;
+}
+
+/** The processes whose parent is `pid`, from a scan of /proc (every kernel has this). */
+export function childrenByPpid(pid: number, table: ProcEntry[] = listProcesses()): number[] {
+  return table.filter((entry) => entry.ppid === pid).map((entry) => entry.pid);
 }
 
 /** Every descendant of the given roots (roots included when present), found by walking ppid links. */
