@@ -11,7 +11,7 @@ import { jobCgroupName, subtreeName } from '../names.js';
 import { removeCgroupTree } from '../platform/cgroup.js';
 import { cgroupOf } from '../platform/procfs.js';
 import type { Containment } from '../../src/protocol/messages.js';
-import { signalLeaderFirst } from './signal.js';
+import { sameProcess, signalIfStill, signalLeaderFirst } from './signal.js';
 import { markedStragglers } from './stragglers.js';
 import type { ContainmentStrategy, JobIdentity } from './strategy.js';
 
@@ -79,7 +79,8 @@ export class CgroupStrategy implements ContainmentStrategy {
   isEmpty(job: JobIdentity): boolean {
     if (job.cgroup !== null && native.cgroupPopulated(job.cgroup)) return false;
     const stragglers = markedStragglers(job);
-    for (const pid of stragglers) native.signalPid(pid, SIGKILL);
+    const seen = new Map(stragglers.map((entry) => [entry.pid, entry.start]));
+    for (const { pid } of stragglers) signalIfStill(pid, SIGKILL, sameProcess(seen));
     return stragglers.length === 0;
   }
 

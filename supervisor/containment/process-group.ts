@@ -48,7 +48,7 @@ export class ProcessGroupStrategy implements ContainmentStrategy {
     }
     // Only processes below the supervisor can carry our marker legitimately; checking their
     // environment is the expensive part, so limit it to them.
-    for (const pid of markedStragglers(job)) roots.add(pid);
+    for (const straggler of markedStragglers(job)) roots.add(straggler.pid);
     const found = descendantsOf(roots, table);
     const byPid = new Map(table.map((entry) => [entry.pid, entry]));
     const members: ProcEntry[] = [];
