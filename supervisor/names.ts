@@ -13,7 +13,8 @@ export const PROCESS_TITLE = 'heph-jobs supervisor';
 type Instance = Pick<SupervisorIdentity, 'pid' | 'start'>;
 
 const SUBTREE_PREFIX = 'heph-jobs-';
-const MARKER_KEY = 'HEPH_JOB=';
+/** The environment variable of the marker. */
+export const MARKER_KEY = 'HEPH_JOB=';
 
 /** The cgroup subtree of supervisor instance `instance`, made under its cgroup parent. */
 export function subtreeName(instance: Instance = ownIdentity()): string {

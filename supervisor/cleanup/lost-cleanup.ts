@@ -84,21 +84,29 @@ function ownedSubtree(dead: SupervisorIdentity, scope: CleanupScope): string | n
   }
 }
 
-/** A process whose marker or descriptors we may judge: ours (uid), in our pid namespace, not us. */
-function judgeable(entry: ProcEntry): boolean {
-  return entry.pid !== process.pid && alive(entry) && processOwner(entry.pid) === process.getuid!() && inOurPidNamespace(entry.pid);
+/**
+ * The processes of `table` whose marker or descriptors we may judge: live, ours (uid), in our pid
+ * namespace, and neither us nor one of our ancestors (a runtime that is itself a job of a dead
+ * instance is its own business: a sweep it caused must not kill it).
+ */
+export function judgeable(table: ProcEntry[]): ProcEntry[] {
+  const byPid = new Map(table.map((entry) => [entry.pid, entry]));
+  const ancestors = new Set<number>();
+  for (let pid: number | undefined = process.pid; pid !== undefined && pid > 0 && !ancestors.has(pid); pid = byPid.get(pid)?.ppid) ancestors.add(pid);
+  const uid = process.getuid!();
+  return table.filter((entry) => !ancestors.has(entry.pid) && alive(entry) && processOwner(entry.pid) === uid && inOurPidNamespace(entry.pid));
 }
 
 /** The dead instance's processes now: marked with its name or holding its jobs' pipes, and their descendants. */
 function leftoverProcesses(dead: SupervisorIdentity, pipes: ReadonlySet<number>): ProcEntry[] {
   const table = listProcesses();
+  const candidates = judgeable(table);
   const prefix = markerPrefix(dead);
-  const roots = table
-    .filter(judgeable)
+  const roots = candidates
     .filter((entry) => environHasPrefix(entry.pid, prefix) || (pipes.size > 0 && holdsPipe(entry.pid, pipes)))
     .map((entry) => entry.pid);
   const below = descendantsOf(roots, table);
-  return table.filter((entry) => below.has(entry.pid) && judgeable(entry));
+  return candidates.filter((entry) => below.has(entry.pid));
 }
 
 /** One round: signals what is left; returns how many things were still there. */

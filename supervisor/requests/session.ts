@@ -6,6 +6,7 @@ import { ProtocolError } from '../../src/protocol/errors.js';
 import { cgroupParentOf, chooseContainment } from '../containment/index.js';
 import { KernelLocks } from '../locks/kernel-locks.js';
 import { checkLostPaths, cleanupLostSupervisor } from '../cleanup/lost-cleanup.js';
+import { sweepDeadInstances } from '../cleanup/start-sweep.js';
 import { ownIdentity } from '../identity.js';
 import { native } from '../native.js';
 import type { Handlers, RequestContext } from './context.js';
@@ -18,6 +19,11 @@ export function sessionHandlers(context: RequestContext): Handlers<'hello' | 'pi
       const strategy = chooseContainment(config.containment, config.cgroupParent);
       const scope = { cgroupParent: cgroupParentOf(config.cgroupParent).parent };
       state.start({ config, strategy, scope, locks: new KernelLocks(config.lockDir, scope) });
+      // What dead instances left (a runtime killed together with its supervisor): the first
+      // round of kills is sent before we answer; the rest (reaps, cgroup removal) goes on after.
+      sweepDeadInstances(scope).catch((error: unknown) => {
+        process.stderr.write(`heph-jobs supervisor: the sweep of dead supervisors' leftovers failed: ${(error as Error).message}\n`);
+      });
       return { pid: process.pid, instance: ownIdentity(), containment: strategy.info, subreaper: native.isChildSubreaper() };
     },
     ping: () => ({ pid: process.pid }),
