@@ -178,6 +178,7 @@ export class JobRuntime {
       state: wants.length > 0 ? 'waiting' : 'starting',
       pid: null,
       pidStart: null,
+      pipes: [],
       cgroup: null,
       exitCode: null,
       signal: null,
@@ -218,6 +219,7 @@ export class JobRuntime {
       });
       record.pid = reply.pid;
       record.pidStart = reply.start;
+      record.pipes = reply.pipes;
       record.cgroup = reply.cgroup;
       record.startedAt = reply.startedAt;
       if (record.state === 'starting') record.state = 'running';
@@ -576,7 +578,7 @@ export class JobRuntime {
     // leaders still running are ours to signal.
     const leftovers: LostJob[] = orphaned.map((record) => {
       const leader = record.endedAt === null || record.state === 'lost';
-      return { cgroup: record.cgroup, pid: leader ? record.pid : null, start: leader ? record.pidStart : null };
+      return { cgroup: record.cgroup, pid: leader ? record.pid : null, start: leader ? record.pidStart : null, pipes: [...record.pipes] };
     });
     void this.keeper.track(
       this.keeper
