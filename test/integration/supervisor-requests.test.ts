@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SupervisorConfig } from '../../src/protocol/messages.js';
+import { lockFileName } from '../../supervisor/locks/kernel-locks.js';
 import { startBareSupervisor } from '../helpers/hardening.js';
 import { isRunning, startTime, waitUntil } from '../helpers/kernel.js';
 import { modeRows } from '../helpers/modes.js';
@@ -278,6 +279,33 @@ describe.each(modeRows())('cleanup-lost of a dead instance whose pid a live supe
     expect(((await live.request({ type: 'facts', job })) as Reply).value).toMatchObject({ exit: null, procs: 1 });
     expect(isRunning(facts.pid)).toBe(true);
     if (liveCgroup !== null) expect(fs.readFileSync(path.join(liveCgroup, 'cgroup.procs'), 'latin1').trim()).toBe(String(facts.pid));
+    await spawnJob(live, 'exit 0');
+  });
+
+  it.skipIf(skip)('a lock whose holder record names that dead instance spares them too', async () => {
+    const live = await bareSupervisor(mode);
+    const instance = liveInstances.get(live)!;
+    const job = await spawnJob(live, 'exec sleep 60');
+    const facts = ((await live.request({ type: 'facts', job })) as Reply).value;
+    const dead = { pid: instance.pid, start: String(Number(instance.start) - 1), boot: BOOT };
+    // The record left in the lock file names the dead instance, and (forged or stale) the live
+    // supervisor's job cgroup.
+    const lockDir = tempDir();
+    const resource = 'port:47123';
+    const record = { resource, mode: 'exclusive', ...dead, owner: 'x', job, cgroup: facts.cgroup, since: 0 };
+    fs.writeFileSync(path.join(lockDir, lockFileName(resource)), `${JSON.stringify(record)}\n`);
+    const taker = startBareSupervisor();
+    bares.push(taker);
+    expect(await taker.request({ type: 'hello', config: { ...config(mode), lockDir } })).toMatchObject({ ok: true });
+    // After the taker's start sweep, so only the lock's dead-holder path can stop it.
+    const leftover = sleeper({ HEPH_JOB: marker(dead, job) });
+    await waitUntil(() => isRunning(leftover.pid!), 'the dead instance\'s leftover to run');
+
+    const lock = { type: 'lock', lease: 1, resources: [{ resource, kind: 'port', value: '47123', mode: 'exclusive' }], owner: { label: 'test', job: null } };
+    expect(await taker.request(lock, 20_000)).toMatchObject({ ok: true });
+    await waitUntil(() => leftover.signalCode !== null, 'the leftover to be killed');
+    expect(((await live.request({ type: 'facts', job })) as Reply).value).toMatchObject({ exit: null, procs: 1 });
+    if (facts.cgroup !== null) expect(fs.readFileSync(path.join(facts.cgroup, 'cgroup.procs'), 'latin1').trim()).toBe(String(facts.pid));
     await spawnJob(live, 'exit 0');
   });
 });
