@@ -18,7 +18,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createTools, type JobRuntime } from '../../src/index.js';
 import { EofOracle, isReaped, isRunning, see, waitForFile, waitUntil, type SeenProcess } from '../helpers/kernel.js';
-import { startBareSupervisor, summary, within } from '../helpers/hardening.js';
+import { bareConfig, startBareSupervisor, summary, within } from '../helpers/hardening.js';
 import { modeRows } from '../helpers/modes.js';
 import { FIXTURES, startRuntime, tempDir, waitForOutput } from '../helpers/runtime.js';
 import { waitFor } from '../../src/testing.js';
@@ -196,15 +196,7 @@ describe.each(modeRows())('pid reuse (%s)', (mode, skip) => {
 /** Issue 12, item 2: a supervisor that gets the pid of a dead one (forced, as above). */
 describe.each(modeRows())('a supervisor with a dead supervisor\'s pid (%s)', (mode, skip) => {
   type Bare = ReturnType<typeof startBareSupervisor>;
-  const bareConfig = () => ({
-    lockDir: tempDir(),
-    containment: mode,
-    cgroupParent: null,
-    forceFork: false,
-    killGraceMs: 500,
-    drainMs: 500,
-    output: { maxLines: 100, maxLineBytes: 1024, maxBytes: 65536, headLines: 5 },
-  });
+  const config = () => bareConfig(mode, tempDir());
   const stopBare = async (bare: Bare) => {
     bare.socket.end();
     await bare.exited;
@@ -224,7 +216,7 @@ describe.each(modeRows())('a supervisor with a dead supervisor\'s pid (%s)', (mo
     try {
       const dead = startBareSupervisor();
       started.push(dead);
-      const deadHello = (await dead.request({ type: 'hello', config: bareConfig() })) as { value: { instance: { pid: number; start: string; boot: string }; containment: { cgroupRoot: string | null } } };
+      const deadHello = (await dead.request({ type: 'hello', config: config() })) as { value: { instance: { pid: number; start: string; boot: string }; containment: { cgroupRoot: string | null } } };
       const deadJob = await spawnSleep(dead, 0, oracle.prefix);
       const leftover = see(deadJob.pid);
       const pid = dead.child.pid!;
@@ -247,7 +239,7 @@ describe.each(modeRows())('a supervisor with a dead supervisor\'s pid (%s)', (mo
       expect(namesake, `pid ${pid} was taken by someone else ${ATTEMPTS} times: the reuse could not be forced`).not.toBeNull();
       if (namesake === null) return;
       // Before identities, its subtree had the dead one's name (mkdir failed in cgroup mode).
-      const hello = (await namesake.request({ type: 'hello', config: bareConfig() })) as { ok: boolean; value: { instance: { start: string }; containment: { cgroupRoot: string | null } } };
+      const hello = (await namesake.request({ type: 'hello', config: config() })) as { ok: boolean; value: { instance: { start: string }; containment: { cgroupRoot: string | null } } };
       expect(hello.ok).toBe(true);
       expect(hello.value.instance.start).not.toBe(deadHello.value.instance.start);
       const liveJob = await spawnSleep(namesake, 0);
@@ -255,7 +247,7 @@ describe.each(modeRows())('a supervisor with a dead supervisor\'s pid (%s)', (mo
       // The dead one's leftovers are swept (by this start, or by the cleanup below) ...
       const cleaner = startBareSupervisor();
       started.push(cleaner);
-      expect(await cleaner.request({ type: 'hello', config: bareConfig() })).toMatchObject({ ok: true });
+      expect(await cleaner.request({ type: 'hello', config: config() })).toMatchObject({ ok: true });
       expect(await cleaner.request({ type: 'cleanup-lost', supervisor: deadHello.value.instance, jobs: [] }, 20_000)).toMatchObject({ ok: true });
       await oracle.waitEof(10_000);
       await waitUntil(() => isReaped(leftover), 'the dead supervisor\'s job reaped');

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SupervisorConfig } from '../../src/protocol/messages.js';
 import { lockFileName } from '../../supervisor/locks/kernel-locks.js';
-import { startBareSupervisor } from '../helpers/hardening.js';
+import { bareConfig, startBareSupervisor } from '../helpers/hardening.js';
 import { isRunning, startTime, waitUntil } from '../helpers/kernel.js';
 import { modeRows } from '../helpers/modes.js';
 import { tempDir } from '../helpers/runtime.js';
@@ -30,17 +30,7 @@ afterEach(async () => {
   );
 });
 
-function config(mode: string, output: Partial<SupervisorConfig['output']> = {}): SupervisorConfig {
-  return {
-    lockDir: tempDir(),
-    containment: mode as SupervisorConfig['containment'],
-    cgroupParent: null,
-    forceFork: false,
-    killGraceMs: 500,
-    drainMs: 500,
-    output: { maxLines: 2000, maxLineBytes: 8192, maxBytes: 4 * 1024 * 1024, headLines: 20, ...output },
-  };
-}
+const config = (mode: string, output: Partial<SupervisorConfig['output']> = {}) => bareConfig(mode, tempDir(), output);
 
 /** What each bare supervisor said its instance was (its hello reply). */
 const liveInstances = new Map<Bare, { pid: number; start: string; boot: string }>();
