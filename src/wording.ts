@@ -11,6 +11,7 @@
 // import this module, and a value imported back from them would be read before it is initialised.
 import { describeValue } from './protocol/describe.js';
 import type { Containment } from './protocol/messages.js';
+import type { PatternProblem } from './protocol/pattern.js';
 import type { ReportState, WaitOutcome } from './reports/report.js';
 import type { JsonSchema } from './tools/validate.js';
 
@@ -401,6 +402,25 @@ export function jobNotFound(tool: string, id: unknown, known: unknown): string {
 }
 
 
+/** What RE2, the engine that runs wait patterns, leaves out of JavaScript's syntax. */
+const RE2_NOTE =
+  'wait patterns are matched by RE2, in time linear in the line, so that no pattern can stall the other calls; RE2 has no backreferences and no lookaround';
+
+function patternProblemText(problem: PatternProblem): string {
+  switch (problem.kind) {
+    case 'shape':
+      return `until must be a regular expression of 1 to ${problem.maxChars} characters; received ${describeValue(problem.value)}`;
+    case 'unsupported':
+      return `until uses a ${problem.construct} ${problem.text}, which RE2 cannot run: ${RE2_NOTE}. Match the line without it (e.g. "ready" rather than "ready(?=!)")`;
+    case 'flags':
+      return `until has the flags ${JSON.stringify(problem.flags)}; RE2 runs the flags i, m and s (g, y, d and u change nothing for a wait), not the others`;
+    case 'syntax':
+      return `until is not a regular expression RE2 can compile (${problem.reason}); ${RE2_NOTE}`;
+    case 'too-complex':
+      return `until compiles to ${problem.instructions} RE2 instructions, more than the ${problem.max} accepted; use a shorter pattern (a plain word of the line is enough)`;
+  }
+}
+
 /**
  * What is wrong with a command, a wait pattern or an environment a caller handed the runtime. The
  * same sentences reach a model (through the tools) and a host (as InvalidInputError).
@@ -411,8 +431,7 @@ export const inputProblem = {
   commandHasNul: () => 'command contains a NUL character, which no shell command line can contain',
   commandTooLong: (bytes: number, max: number) =>
     `command is ${bytes} bytes long; at most ${max} bytes are accepted. Put a long script in a file and run that file`,
-  patternShape: (value: unknown, maxChars: number) => `until must be a regular expression of 1 to ${maxChars} characters; received ${describeValue(value)}`,
-  patternInvalid: (reason: string) => `until is not a valid JavaScript regular expression (${reason})`,
+  pattern: (problem: PatternProblem) => patternProblemText(problem),
   envNotAnObject: (value: unknown) => `env must be an object of strings; received ${describeValue(value)}`,
   envValueNotAString: (key: string, value: unknown) => `env.${key} must be a string; received ${describeValue(value)}`,
   envEntryInvalid: (key: string) =>

@@ -7,10 +7,11 @@
 import { HephError, InvalidInputError, RuntimeClosedError, SupervisorLostError } from '../protocol/errors.js';
 import { SIGNAL_NAMES, type Containment, type ContainmentMode, type JobFacts, type LostJob, type ReadWait, type SignalName, type SupervisorConfig, type SupervisorEvent } from '../protocol/messages.js';
 import type { OutputRead } from '../protocol/output.js';
+import type { PatternSpec } from '../protocol/pattern.js';
 import { LockTable, normalizeResources, type LockOwner, type NormalizedResource, type ResourceSpec } from '../locks/index.js';
 import { buildReport, type JobReport, type WaitOutcome } from '../reports/report.js';
 import { Changes } from './changes.js';
-import { compilePattern, envEntries, validateCommand } from './input-checks.js';
+import { checkedPattern, envEntries, validateCommand } from './input-checks.js';
 import { registerInternals } from './internals.js';
 import { JobRegistry } from './job-registry.js';
 import { capacityError, hasEnded, isRunning, type JobRecord } from './job-record.js';
@@ -63,7 +64,8 @@ export interface BackgroundInput {
   /** Instead of the settle window, wait up to this many ms for the job to end or to print a line
    * matching `until` (a dev server's ready line). Default: the settle window. */
   waitMs?: number;
-  /** A regular expression (or its source) that ends the wait when a new output line matches. */
+  /** A regular expression (or its source) that ends the wait when a new output line matches. It is
+   * run by RE2 (linear time): backreferences and lookaround are refused. */
   until?: RegExp | string;
 }
 
@@ -76,7 +78,8 @@ export interface StatusOptions {
   maxBytes?: number;
   /** Wait up to this many ms for the job to end (or, with `until`, for a new matching line) first. */
   waitMs?: number;
-  /** A regular expression (or its source): with `waitMs`, return as soon as a new line matches. */
+  /** A regular expression (or its source): with `waitMs`, return as soon as a new line matches. It
+   * is run by RE2 (linear time): backreferences and lookaround are refused. */
   until?: RegExp | string;
 }
 
@@ -169,7 +172,7 @@ export class JobRuntime {
     const lockTimeoutMs = input.lockTimeoutMs === undefined ? undefined : integerOption('lockTimeoutMs', input.lockTimeoutMs, 0, 0, 2 ** 31 - 1);
     const timeoutMs = input.timeoutMs === undefined ? undefined : integerOption('timeoutMs', input.timeoutMs, 0, 1, MAX_TIMEOUT_MS);
     const waitMs = input.waitMs === undefined ? undefined : integerOption('waitMs', input.waitMs, 0, 0, MAX_WAIT_MS);
-    const until = input.until === undefined ? undefined : compilePattern(input.until);
+    const until = input.until === undefined ? undefined : checkedPattern(input.until);
     const id = this.jobs.takeId();
     const record: JobRecord = {
       id,
@@ -289,7 +292,7 @@ export class JobRuntime {
     const since = options.since === undefined ? undefined : integerOption('since', options.since, -1, -1, Number.MAX_SAFE_INTEGER);
     const maxBytes = integerOption('maxBytes', options.maxBytes, DEFAULT_MAX_BYTES, 1, MAX_STATUS_BYTES);
     const waitMs = options.waitMs === undefined ? undefined : integerOption('waitMs', options.waitMs, 0, 0, MAX_WAIT_MS);
-    const until = options.until === undefined ? undefined : compilePattern(options.until);
+    const until = options.until === undefined ? undefined : checkedPattern(options.until);
     const wait = waitMs === undefined ? undefined : { ms: waitMs, until, from: since };
     return this.jobs.pinned(record, () => this.readReport(record, { tail, since, maxBytes }, wait));
   }
@@ -431,7 +434,7 @@ export class JobRuntime {
    * the wait and the read in one round trip (it sees the output first); only a job it does not
    * run yet (still waiting for its locks, or being spawned) is waited for here first.
    */
-  private async readReport(record: JobRecord, read: OutputReadRequest, wait?: { ms: number; until: RegExp | undefined; from: number | undefined }): Promise<JobReport> {
+  private async readReport(record: JobRecord, read: OutputReadRequest, wait?: { ms: number; until: PatternSpec | undefined; from: number | undefined }): Promise<JobReport> {
     const started = Date.now();
     const outcome = (kind: WaitOutcome['kind'], line?: string): WaitOutcome => ({
       kind,
@@ -453,7 +456,7 @@ export class JobRuntime {
       } else {
         remoteWait = {
           ms: left,
-          ...(wait.until ? { until: { source: wait.until.source, flags: wait.until.flags } } : {}),
+          ...(wait.until ? { until: wait.until } : {}),
           ...(wait.from === undefined ? {} : { from: wait.from }),
         };
       }

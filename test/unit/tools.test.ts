@@ -151,7 +151,7 @@ describe('tool errors are answers', () => {
     ['job_status', { id: null }, /id must be a whole number .*received null\./],
     ['job_status', { id: 0, lines: -5 }, /lines must be a whole number from 0 to 1000000; received the number -5\./],
     ['job_status', { id: 0, lines: 10, follow: true }, /unknown field "follow" \(the accepted fields are "id", "lines", "since", "max_bytes", "wait", "until"\)/],
-    ['job_status', { id: 0, until: '(' }, /^job_status: bad input: until is not a valid JavaScript regular expression \(.*\)\. Accepted input: .* Nothing was run\.$/],
+    ['job_status', { id: 0, until: '(' }, /^job_status: bad input: until is not a regular expression RE2 can compile \(missing closing \): .*\); wait patterns are matched by RE2.*\. Accepted input: .* Nothing was run\.$/],
     ['job_status', { lines: 10 }, /^job_status: bad input: "lines" needs an "id".* Use \{"id": 0, "lines": 200\} for one job, or \{\} to list every job\.$/],
     ['job_status', { id: 5 }, /^job_status: there is no job 5\. The jobs are 0\. job_status \{\} lists every job\.$/],
     ['job_kill', {}, /^job_kill: bad input: id is required and missing\. Accepted input: \{"id": whole number from 0 to 9007199254740991, "signal"\?: one of "INT", "TERM", "KILL", "grace"\?: number from 0 to 600\}\. For example: job_kill \{"id": 0, "signal": "INT"\}\. Nothing was run\.$/],
