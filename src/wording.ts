@@ -171,6 +171,12 @@ export function permissionPattern(tool: string, subject: string): string {
   return `${tool}(${subject})`;
 }
 
+/** What a job_input call does, for its permission pattern: `sh -i <- "ls\n"`, `sh -i <- "y\n" + EOF`, `sh -i <- EOF`. */
+export function inputSubject(command: string, text: string, close: boolean): string {
+  const written = text === '' && close ? 'EOF' : `${JSON.stringify(text)}${close ? ' + EOF' : ''}`;
+  return `${command} <- ${written}`;
+}
+
 /** A tool call as the lock table names its holder: `job_status {"id": 0}`, `job_status {}`. */
 export function callLabel(tool: string, id?: number): string {
   return id === undefined ? `${tool} {}` : `${tool} ${idArg(id)}`;

@@ -4,7 +4,8 @@
  *
  * - Level 0 runs without asking; level 2 asks the host's approver (once / always / deny). An
  *   "always" remembers the exact permission pattern, a string with no wildcard: `background(npm
- *   run dev)` approves that command and nothing else. With no approver, level-2 calls are refused.
+ *   run dev)` approves that command and nothing else; `job_input(sh -i <- "ls\n")` that text to a
+ *   job of that command. With no approver, level-2 calls are refused.
  * - Lock rules (host configuration) are expanded per call with `{ref}` and `{worktree}` (the call's
  *   working directory). `background` holds its rules plus its `locks` for the job's lifetime (the
  *   runtime takes them). `job_status` / `job_kill` never take their target's resources: if their
@@ -264,6 +265,7 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
     schema: { description: string; inputSchema: JsonSchema },
     action: (input: I) => Promise<ToolResult>,
     askWhenEnded: boolean,
+    subject: (target: JobReport, input: I) => string = (target) => target.command,
   ): ToolDefinition {
     return defineTool({
       name,
@@ -274,7 +276,7 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
         const checked = validate<I>(schema.inputSchema, input);
         if (!checked.ok) return null;
         const target = findJob(checked.value.id);
-        return target ? say.permissionPattern(name, target.command) : null;
+        return target ? say.permissionPattern(name, subject(target, checked.value)) : null;
       },
       async call(input, callContext) {
         const checked = validate<I>(schema.inputSchema, input);
@@ -290,7 +292,7 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
           if (refused !== null) return refused;
           const ended = target.cleanedUp && target.state !== 'running' && target.state !== 'waiting';
           if (askWhenEnded || !ended) {
-            const denied = await ask(name, say.permissionPattern(name, target.command), input, context);
+            const denied = await ask(name, say.permissionPattern(name, subject(target, checked.value)), input, context);
             if (denied !== null) return denied;
           }
           // The rules are taken after the question, so no lock is held while the user thinks.
@@ -310,11 +312,14 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
     false,
   );
 
+  // The pattern names the text as well as the target: "always" approves writing that text to a
+  // job of that command, never other text (an approval must not cover what the person did not see).
   const job_input = targetedTool<JobInputToolInput>(
     'job_input',
     jobInputSchema(),
     async ({ id, text, close }) => jobResult(await runtime.input(id, { ...(text === undefined ? {} : { text }), close: close === true })),
     false,
+    (target, { text, close }) => say.inputSubject(target.command, text ?? '', close === true),
   );
 
   const job_restart = targetedTool<JobRestartToolInput>(

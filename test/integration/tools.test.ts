@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { createTools, type ApprovalAnswer, type ApprovalRequest, type JobRuntime } from '../../src/index.js';
 import { childrenOf } from '../../supervisor/platform/procfs.js';
 import { EofOracle, isRunning } from '../helpers/kernel.js';
+import { waitForLines } from '../helpers/hardening.js';
 import { modeRows } from '../helpers/modes.js';
 import { FIXTURES, startRuntime, tempDir, waitForOutput } from '../helpers/runtime.js';
 import { killSupervisor, settledLostCleanups, supervisorPid, waitFor } from '../../src/testing.js';
@@ -314,6 +315,34 @@ describe('permissions (exact patterns, levels, approvers)', () => {
     expect(tools.job_kill.pattern({ id: 99 })).toBeNull();
     expect(await tools.job_kill.run({ id: 1 })).toMatch(/^The user denied job_kill\(npm run dev\); nothing was stopped\./);
     expect(runtime.list()[1]!.state).toBe('running');
+  });
+
+  it('"always" for job_input approves that text to that command, and no other text (issue 12, item 5)', async () => {
+    const runtime = await startRuntime('process-group');
+    const dir = tempDir();
+    const victim = path.join(dir, 'pwned');
+    // The person answers the first question "always", and would deny anything after it.
+    const asked: string[] = [];
+    const approve = async ({ pattern }: ApprovalRequest): Promise<ApprovalAnswer> => (asked.push(pattern) === 1 ? 'always' : 'deny');
+    const tools = createTools(runtime, { approve, defaults: { cwd: dir } });
+    const yes = createTools(runtime, { approve: async () => 'once' });
+    expect(await yes.background.run({ command: 'sh -i', stdin: true })).toMatch(/^job 0 running /);
+
+    expect((await tools.job_input.call({ id: 0, text: 'echo first\n' })).isError).toBe(false);
+    await waitForOutput(runtime, 0, 'first');
+    const other = await tools.job_input.call({ id: 0, text: `echo pwned > ${victim}\n` });
+    // The remembered text runs unasked; sh reads its stdin in order, so once it has answered this,
+    // it would have run the other text before, had that been written.
+    expect((await tools.job_input.call({ id: 0, text: 'echo first\n' })).isError).toBe(false);
+    await waitForLines(runtime, 0, (lines) => lines.filter((line) => line.endsWith('first')).length >= 2, 'the second "first"');
+    expect(fs.existsSync(victim)).toBe(false);
+    expect(other).toMatchObject({ isError: true, text: expect.stringMatching(/^The user denied job_input\(sh -i <- "echo pwned > .*\\n"\); nothing was/) });
+    expect(asked).toEqual(['job_input(sh -i <- "echo first\\n")', `job_input(sh -i <- ${JSON.stringify(`echo pwned > ${victim}\n`)})`]);
+
+    // The pattern shows the text as JSON, and closing stdin as EOF.
+    expect(tools.job_input.pattern({ id: 0, text: 'ls\n', close: true })).toBe('job_input(sh -i <- "ls\\n" + EOF)');
+    expect(tools.job_input.pattern({ id: 0, close: true })).toBe('job_input(sh -i <- EOF)');
+    expect(tools.job_input.pattern({ id: 7, text: 'ls\n' })).toBeNull();
   });
 
   it('job_status never asks, even with no approver; level 2 asks; "once" is not remembered', async () => {
