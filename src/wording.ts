@@ -313,19 +313,22 @@ export function badApproverAnswer(tool: string, pattern: string, answer: unknown
 }
 
 /**
- * job_status / job_kill whose own rules overlap what the target holds: fail at once. In each
- * conflict, `a` is the tool's resource and `b` the target's.
+ * job_status / job_kill whose own rules overlap what the target holds, or, while it still waits
+ * for its locks, what it waits for: fail at once. In each conflict, `a` is the tool's resource and
+ * `b` the target's.
  */
 export function selfDeadlock(
   tool: string,
   job: { id: number; command: string },
   conflicts: readonly { a: LockResourceFacts; b: LockResourceFacts }[],
+  waiting = false,
 ): string {
   const names = (side: 'a' | 'b') => [...new Set(conflicts.map((conflict) => formatResource(conflict[side])))].join(', ');
   const target = `job ${job.id} (${job.command})`;
+  const claim = waiting ? `is waiting for ${names('b')} and will hold it until it has ended` : `holds ${names('b')} until it has ended`;
   return (
-    `${tool} cannot run: its lock rules need ${names('a')}, and ${target} holds ${names('b')} until it ` +
-    `has ended, so this call would wait on its own target. Nothing was ${didNot(tool)}. ` +
+    `${tool} cannot run: its lock rules need ${names('a')}, and ${target} ${claim}, ` +
+    `so this call would wait on its own target. Nothing was ${didNot(tool)}. ` +
     `Ask the user to run /job-kill ${job.id}, which stops the job without waiting for any lock.`
   );
 }

@@ -285,6 +285,13 @@ export class JobRuntime {
     return record.lease && !record.lease.released ? [...record.lease.resources] : [];
   }
 
+  /** The resources job `id` is still waiting for (empty unless it is `waiting`): a call queued
+   * behind them would wait for the job to start and then to end. */
+  wantedResources(id: number): NormalizedResource[] {
+    const record = this.jobs.find(id);
+    return record.state === 'waiting' ? [...record.wants] : [];
+  }
+
   /** The job's state and the last lines of its output (or the lines after a cursor). */
   async status(id: number, options: StatusOptions = {}): Promise<JobReport> {
     const record = this.jobs.find(id);

@@ -9,8 +9,8 @@
  * - Lock rules (host configuration) are expanded per call with `{ref}` and `{worktree}` (the call's
  *   working directory). `background` holds its rules plus its `locks` for the job's lifetime (the
  *   runtime takes them). `job_status` / `job_kill` never take their target's resources: if their
- *   own rules conflict with what the target holds they fail at once, naming the way out
- *   (`/job-kill ID`); otherwise they hold their own rules for the duration of the call.
+ *   own rules conflict with what the target holds (or still waits for) they fail at once, naming
+ *   the way out (`/job-kill ID`); otherwise they hold their own rules for the duration of the call.
  * - `call` never throws for a model's mistake: every refusal or error is a result with `isError`
  *   and a sentence the model can act on (src/wording.ts); `run` is the same call's text.
  */
@@ -92,7 +92,7 @@ export interface Tools {
 /** What the tools use of a runtime (a `JobRuntime` is one). */
 export type ToolRuntime = Pick<
   JobRuntime,
-  'background' | 'status' | 'list' | 'kill' | 'userKill' | 'input' | 'restart' | 'heldResources' | 'locks' | 'settings'
+  'background' | 'status' | 'list' | 'kill' | 'userKill' | 'input' | 'restart' | 'heldResources' | 'wantedResources' | 'locks' | 'settings'
 >;
 
 /** The tools for `runtime`. Throws (at configuration time) if `rules` or `approve` are malformed. */
@@ -110,13 +110,17 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
     return expandRules(rules, tool, { ref: context.ref, worktree: context.cwd });
   }
 
-  /** The refusal of `tool` at once if its own rules conflict with what a target holds; else null. */
+  /**
+   * The refusal of `tool` at once if its own rules conflict with what a target holds or, while it
+   * waits for its locks, what it waits for (the fair queue would put this call behind it, and it
+   * would then hold them until it ends); else null.
+   */
   function selfConflict(tool: string, own: readonly NormalizedResource[], targets: readonly { id: number; command: string }[]): ToolResult | null {
     if (own.length === 0) return null;
     for (const target of targets) {
-      const held = heldBy(target.id);
-      const found = held.length === 0 ? [] : overlaps(own, held);
-      if (found.length > 0) return refusal(say.selfDeadlock(tool, target, found));
+      const { resources, waiting } = claimsOf(target.id);
+      const found = resources.length === 0 ? [] : overlaps(own, resources);
+      if (found.length > 0) return refusal(say.selfDeadlock(tool, target, found, waiting));
     }
     return null;
   }
@@ -147,11 +151,15 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
     }
   }
 
-  function heldBy(id: number): NormalizedResource[] {
+  /** What job `id` holds, else what it waits for (`waiting`); nothing for a job that is gone. */
+  function claimsOf(id: number): { resources: NormalizedResource[]; waiting: boolean } {
     try {
-      return runtime.heldResources(id);
+      const held = runtime.heldResources(id);
+      if (held.length > 0) return { resources: held, waiting: false };
+      const wanted = runtime.wantedResources(id);
+      return { resources: wanted, waiting: wanted.length > 0 };
     } catch (error) {
-      if (error instanceof JobNotFoundError) return [];
+      if (error instanceof JobNotFoundError) return { resources: [], waiting: false };
       throw error;
     }
   }

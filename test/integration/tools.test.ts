@@ -10,7 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { createTools, type ApprovalAnswer, type ApprovalRequest, type JobRuntime } from '../../src/index.js';
 import { childrenOf } from '../../supervisor/platform/procfs.js';
 import { EofOracle, isRunning } from '../helpers/kernel.js';
-import { waitForLines } from '../helpers/hardening.js';
+import { waitForLines, within } from '../helpers/hardening.js';
+import { normalizeResources } from '../../src/locks/index.js';
 import { modeRows } from '../helpers/modes.js';
 import { FIXTURES, startRuntime, tempDir, waitForOutput } from '../helpers/runtime.js';
 import { killSupervisor, settledLostCleanups, supervisorPid, waitFor } from '../../src/testing.js';
@@ -274,6 +275,40 @@ describe.each(modeRows())('the tools against real jobs (%s)', (mode, skip) => {
       expect(await tools.job_status.run({ id: 0 })).toMatch(/^job 0 killed SIGTERM /);
     } finally {
       oracle.dispose();
+    }
+  });
+
+  it.skipIf(skip)('job_status and job_kill fail at once on a target still waiting for what their rules need (issue 12, item 6)', async () => {
+    const runtime = await startRuntime(mode, { lockDir: path.join(tempDir(), 'locks') });
+    const { approve, asked } = approver();
+    const rules = { background: ['worktree:{ref}'], job_status: ['worktree:{ref}'], job_kill: ['worktree:{ref}'] };
+    const tools = createTools(runtime, { approve, rules, defaults: { ref: 'main' } });
+    // The host's own action holds the worktree, so the job waits for it.
+    const host = await runtime.locks.acquire({ label: 'publish', kind: 'host' }, normalizeResources(['worktree:main']));
+    const starting = tools.background.call({ command: 'echo started; exec sleep 60' });
+    try {
+      expect(await waitFor(runtime, () => runtime.list()[0]?.state === 'waiting', 10_000)).toBe(true);
+      const questions = asked.length;
+      const waiting = 'job 0 (echo started; exec sleep 60) is waiting for worktree:main and will hold it until it has ended';
+      const status = await within(tools.job_status.run({ id: 0 }), 5_000, 'job_status of a job waiting for its locks');
+      expect(status).toBe(
+        `job_status cannot run: its lock rules need worktree:main, and ${waiting}, so this call would wait on its own target. ` +
+          'Nothing was read. Ask the user to run /job-kill 0, which stops the job without waiting for any lock.',
+      );
+      expect(await within(tools.job_status.run({}), 5_000, 'the list')).toMatch(/^job_status cannot run: .* is waiting for worktree:main .*\/job-kill 0/);
+      expect(await within(tools.job_kill.run({ id: 0 }), 5_000, 'job_kill of a job waiting for its locks')).toMatch(
+        /^job_kill cannot run: its lock rules need worktree:main, and job 0 .* is waiting for worktree:main .* Nothing was stopped\./,
+      );
+      expect(asked).toHaveLength(questions); // failed at once: the user was not asked
+      expect(runtime.locks.holding).toBe(1); // the host's lease alone: nothing was taken or queued
+      // Elsewhere (another ref) the rules do not overlap, and the job is read while it waits.
+      expect(await tools.job_status.run({ id: 0 }, { ref: 'feature' })).toMatch(/^job 0 waiting /);
+      // The user's /job-kill needs no lock: it ends the wait, and the job never starts.
+      expect(await within(tools.userKill(0), 5_000, '/job-kill of the waiting job')).toMatch(/^job 0 failed /);
+      expect((await starting).text).toMatch(/^job 0 failed /);
+    } finally {
+      host.release();
+      await starting;
     }
   });
 });

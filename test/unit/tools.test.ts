@@ -29,6 +29,8 @@ interface FakeJob {
   state: JobReport['state'];
   cleanedUp?: boolean;
   held?: NormalizedResource[];
+  /** What a `waiting` job waits for. */
+  wants?: NormalizedResource[];
 }
 
 /** A runtime whose jobs are plain data; records what the tools asked of it. */
@@ -82,6 +84,7 @@ function fakeRuntime(jobs: FakeJob[] = [], overrides: Partial<ToolRuntime> = {})
       return { ...report(find(id)), text: `user killed job ${id}` };
     },
     heldResources: (id) => [...(find(id).held ?? [])],
+    wantedResources: (id) => (find(id).state === 'waiting' ? [...(find(id).wants ?? [])] : []),
     ...overrides,
   };
   return { runtime, calls };
@@ -278,6 +281,23 @@ describe('job_status and job_kill with lock rules', () => {
     expect(await tools.job_status.run({ id: 0 })).toBe('report of job 0');
     expect(await tools.userKill(1)).toBe('user killed job 1');
     expect(await tools.userKill(' 1 ')).toBe('user killed job 1');
+  });
+
+  it('fail at once as well when the target still waits for what their rules need; a shared want beside a shared rule is no conflict', async () => {
+    const { runtime, calls } = fakeRuntime([
+      { id: 0, command: 'npm run build', state: 'waiting', wants: worktree },
+      { id: 1, command: 'npm run lint', state: 'waiting', wants: normalizeResources([{ resource: 'worktree:main', mode: 'shared' }]) },
+    ]);
+    const tools = createTools(runtime, { rules, defaults: { ref: 'main' }, approve: once });
+    expect(await tools.job_kill.run({ id: 0 })).toBe(
+      'job_kill cannot run: its lock rules need worktree:main, and job 0 (npm run build) is waiting for worktree:main and will ' +
+        'hold it until it has ended, so this call would wait on its own target. Nothing was stopped. Ask the user to run ' +
+        '/job-kill 0, which stops the job without waiting for any lock.',
+    );
+    expect(calls.kill).toEqual([]);
+    expect(runtime.locks.holding).toBe(0);
+    const shared = createTools(runtime, { rules: { job_status: [{ resource: 'worktree:{ref}', mode: 'shared' }] }, defaults: { ref: 'main' } });
+    expect(await shared.job_status.run({ id: 1 })).toBe('report of job 1');
   });
 
   it('otherwise hold their own rules for the call and release them after, even when the call fails', async () => {
