@@ -23,7 +23,6 @@ import {
   DRAIN_MS,
   integerOption,
   MAX_COMMAND_BYTES,
-  MAX_STATUS_BYTES,
   MAX_TIMEOUT_MS,
   MAX_WAIT_MS,
   normalizeOptions,
@@ -74,7 +73,8 @@ export interface StatusOptions {
   lines?: number;
   /** Lines after this sequence number (a cursor read). */
   since?: number;
-  /** Bound on the bytes of output returned. Default: 65536. */
+  /** Bound on the bytes of output returned, at most `settings.maxReadBytes` (about 15.5 MiB with
+   * the default limits: every reply must fit in one frame of the channel). Default: 65536. */
   maxBytes?: number;
   /** Wait up to this many ms for the job to end (or, with `until`, for a new matching line) first. */
   waitMs?: number;
@@ -106,7 +106,8 @@ export interface Capabilities {
   maxJobs: number;
   /** What this environment cannot guarantee, in plain words (empty when nothing is known). */
   limitations: string[];
-  limits: { outputLines: number; lineBytes: number; outputBytes: number; maxCommandBytes: number };
+  /** `maxReadBytes`: the largest `maxBytes` a status may ask for. */
+  limits: { outputLines: number; lineBytes: number; outputBytes: number; maxCommandBytes: number; maxReadBytes: number };
 }
 
 /** The read a report of a job's own call shows: the default tail. */
@@ -297,7 +298,7 @@ export class JobRuntime {
     const record = this.jobs.find(id);
     const tail = integerOption('lines', options.lines, DEFAULT_TAIL_LINES, 0, 1_000_000);
     const since = options.since === undefined ? undefined : integerOption('since', options.since, -1, -1, Number.MAX_SAFE_INTEGER);
-    const maxBytes = integerOption('maxBytes', options.maxBytes, DEFAULT_MAX_BYTES, 1, MAX_STATUS_BYTES);
+    const maxBytes = integerOption('maxBytes', options.maxBytes, DEFAULT_MAX_BYTES, 1, this.options.maxReadBytes);
     const waitMs = options.waitMs === undefined ? undefined : integerOption('waitMs', options.waitMs, 0, 0, MAX_WAIT_MS);
     const until = options.until === undefined ? undefined : checkedPattern(options.until);
     const wait = waitMs === undefined ? undefined : { ms: waitMs, until, from: since };
@@ -341,6 +342,7 @@ export class JobRuntime {
         lineBytes: this.options.lineBytes,
         outputBytes: this.options.outputBytes,
         maxCommandBytes: MAX_COMMAND_BYTES,
+        maxReadBytes: this.options.maxReadBytes,
       },
     };
   }

@@ -154,7 +154,7 @@ export async function waitForLines(
 ): Promise<string[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const report = await runtime.status(id, { lines: 1_000_000, maxBytes: 16 * 1024 * 1024 });
+    const report = await runtime.status(id, { lines: 1_000_000, maxBytes: runtime.settings.maxReadBytes });
     const lines = report.output?.lines.map((line) => line.text) ?? [];
     if (predicate(lines)) return lines;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} in job ${id}; last report:\n${report.text.slice(-4000)}`);
