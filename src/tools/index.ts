@@ -329,7 +329,7 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
     jobRestartSchema(),
     async ({ id }) => {
       const { stopped, started } = await runtime.restart(id);
-      return { text: `${stopped.header}\n${started.text}`, isError: false, job: started };
+      return { text: `${stopped.header}\n${started.text}`, isError: false, job: started, stopped };
     },
     true,
   );
