@@ -13,7 +13,7 @@ import type { JobReport } from '../reports/report.js';
 import type { Palette } from './colour.js';
 import { readJobOutput, textSink } from './follow.js';
 import { isInterrupt, isTyping, takeKeys, type Key } from './keys.js';
-import { collectRows, renderWatch, title, type WatchOptions, type WatchRow } from './watch.js';
+import { clip, collectRows, renderWatch, title, type WatchOptions, type WatchRow } from './watch.js';
 
 // Alternate screen on, cursor hidden / cursor shown, alternate screen off (xterm, and every
 // terminal emulator in use since).
@@ -138,7 +138,9 @@ export async function watchLive(options: LiveWatchOptions): Promise<void> {
     const view = new AbortController();
     following = view;
     const row = rows.find((candidate) => candidate.id === id);
-    output.write(`${HOME}${CLEAR_BELOW}${palette.dim(`job ${id} · ${row?.command ?? ''} · its output as it comes · any key returns to the table`)}\n`);
+    const around = [`job ${id} · `, ' · its output as it comes · any key returns to the table'];
+    const room = Math.max(8, (output.columns || 80) - around.join('').length);
+    output.write(`${HOME}${CLEAR_BELOW}${palette.dim(`${around[0]}${clip(row?.command ?? '', room)}${around[1]}`)}\n`);
     const sink = textSink({ out: output, err: output, palette, redraw: true });
     try {
       const final = await readJobOutput({ runtime, id, sink, follow: true, signal: view.signal });
@@ -155,7 +157,7 @@ export async function watchLive(options: LiveWatchOptions): Promise<void> {
     if (message !== null) footer.push(message);
     footer.push(
       asking
-        ? `stop job ${asking.id} (${asking.command})? y stops it, any other key does not`
+        ? `stop job ${asking.id}? y stops it, any other key does not · ${asking.command}`
         : `↑↓ select · Enter follows its output · k stops it · q ${options.leave}`,
     );
     const view = { title: title(runtime, rows), rows, empty: options.empty, footer };

@@ -130,7 +130,8 @@ function fit(text: string, width: number): string {
   return width <= 1 ? chars.slice(0, width).join('') : `${chars.slice(0, width - 1).join('')}…`;
 }
 
-function clip(text: string, width: number): string {
+/** `text` in at most `width` characters, an ellipsis marking a cut. */
+export function clip(text: string, width: number): string {
   const chars = [...text];
   return chars.length <= width ? text : `${chars.slice(0, Math.max(0, width - 1)).join('')}…`;
 }
@@ -180,8 +181,9 @@ export function renderWatch(view: WatchView, width: number, height?: number, sty
   const rowLine = (row: string[], index: number) => {
     const { text, starts } = layout(row);
     const data = view.rows[index]!;
-    let line = paintRange(text, starts[STATE]!, starts[STATE]! + [...data.state].length, (part) => style.palette.state(data.state, part));
-    if (data.lastStream === 'stderr') line = paintRange(line, starts[LAST]!, Infinity, style.palette.stderr);
+    // The last cell first: painting adds characters, which would shift the cells after it.
+    let line = data.lastStream === 'stderr' ? paintRange(text, starts[LAST]!, Infinity, style.palette.stderr) : text;
+    line = paintRange(line, starts[STATE]!, starts[STATE]! + [...data.state].length, (part) => style.palette.state(data.state, part));
     if (data.id !== style.selectedId) return line;
     // The selected row in reverse video across the width, so it shows even with no colour.
     return reverse(line + ' '.repeat(Math.max(0, width - [...text].length)));
