@@ -86,22 +86,22 @@ export async function readJobOutput(options: ReadOptions): Promise<JobReport | n
   let since = -1;
   let shown: OutputLine | null = null;
   for (;;) {
-    if (signal?.aborted) return null;
     const job = listed(runtime, id);
-    if (follow && job?.state === 'waiting') {
+    if (follow && job?.state === 'waiting' && !signal?.aborted) {
       if (!(await pause(signal))) return null;
       continue;
     }
-    const waits = follow && job !== undefined && mayWrite(job);
+    const waits = follow && !signal?.aborted && job !== undefined && mayWrite(job);
     const read: StatusOptions = { since, maxBytes: READ_BYTES };
     if (waits) {
       read.waitMs = shown ? PARTIAL_WAIT_MS : WAIT_MS;
       read.until = shown ? otherThan(shown.text) : ANY_LINE;
     }
-    const report = await unlessAborted<JobReport | null>(runtime.status(id, read), signal, stopped);
+    const report = waits ? await unlessAborted<JobReport | null>(runtime.status(id, read), signal, stopped) : await runtime.status(id, read);
     if (report === null) return null;
     const output = report.output;
-    const ends = !follow || !mayWrite(report);
+    // Stopped before it began (Ctrl-C came with the command): what is kept, as without follow.
+    const ends = !follow || !mayWrite(report) || signal?.aborted === true;
     if (!output) {
       if (ends) return report; // failed, lost, or forgotten by a supervisor that is gone: nothing to read
       // Running but not yet in the supervisor (starting): nothing to wait on for a moment.

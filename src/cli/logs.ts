@@ -69,7 +69,8 @@ export async function runLogs(options: LogsOptions): Promise<JobReport | null> {
   const release = follow && input.isTTY ? takeKeys(input, (key) => isInterrupt(key) && interrupted(), interrupted) : () => undefined;
   try {
     const final = await readJobOutput({ runtime, id, sink, follow, signal });
-    if (final && follow) {
+    // Followed to its end: how it ended.
+    if (final && follow && final.state !== 'running' && final.state !== 'waiting') {
       if (emit) emit({ type: 'logs-end', id, state: final.state, exitCode: final.exitCode, signal: final.signal });
       else output.write(`${(colour ? COLOUR : NO_COLOUR).dim(`(${final.header})`)}\n`);
     }

@@ -153,7 +153,8 @@ export async function runShell(options: ShellOptions): Promise<number> {
   // Readline adds only the lines typed at its prompt (one-key answers never reach it).
   if (history) rl.on('history', (lines: string[]) => history.save(lines));
 
-  const queue: string[] = [];
+  /** Lines received and not yet started, each with whether a Ctrl-C came after it (see SIGINT). */
+  const queue: { line: string; interrupted: boolean }[] = [];
   let wake: (() => void) | null = null;
   const notify = () => {
     const resume = wake;
@@ -171,7 +172,7 @@ export async function runShell(options: ShellOptions): Promise<number> {
         });
       return;
     }
-    queue.push(line);
+    queue.push({ line, interrupted: false });
     notify();
   });
   rl.on('close', () => {
@@ -187,11 +188,15 @@ export async function runShell(options: ShellOptions): Promise<number> {
       return;
     }
     const empty = rl.line.length === 0;
+    const stopping = underWay.size > 0 || queue.length > 0;
     // (Readline's clearLine drops what was typed and ends the line.)
-    if (underWay.size > 0) promptOutput.write('^C');
+    if (stopping) promptOutput.write('^C');
     (rl as unknown as { clearLine(): void }).clearLine();
-    if (underWay.size > 0) {
+    if (stopping) {
       for (const command of underWay) command.abort();
+      // A line received before the Ctrl-C but not started yet (Enter and Ctrl-C read together)
+      // is under way as far as the person can tell: it starts with its waiting already stopped.
+      for (const entry of queue) entry.interrupted = true;
       return;
     }
     if (busy) return;
@@ -238,8 +243,9 @@ export async function runShell(options: ShellOptions): Promise<number> {
   }
 
   /** Runs one line; Ctrl-C stops its waiting meanwhile. Answers 'quit' when the line ends the session. */
-  async function execute(line: string): Promise<'quit' | undefined> {
+  async function execute(line: string, interrupted = false): Promise<'quit' | undefined> {
     const command = new AbortController();
+    if (interrupted) command.abort();
     underWay.add(command);
     try {
       return await run(line, command.signal);
@@ -319,11 +325,12 @@ export async function runShell(options: ShellOptions): Promise<number> {
   let quit = false;
   for (;;) {
     while (queue.length === 0 && !closed) await new Promise<void>((resolve) => (wake = resolve));
-    const line = queue.shift();
-    if (line === undefined) break;
+    const next = queue.shift();
+    if (next === undefined) break;
+    const { line } = next;
     busy = true;
     try {
-      quit = (await execute(line)) === 'quit';
+      quit = (await execute(line, next.interrupted)) === 'quit';
     } catch (error) {
       usageError(line, `heph-jobs: ${(error as Error).message}`);
     } finally {

@@ -64,6 +64,11 @@ describe('reading a job\'s output as logs does', () => {
     expect(await following).toBeNull();
     expect(runtime.list()[0]!.state).toBe('running'); // only the follow stopped
 
+    // A follow stopped before it began (Ctrl-C read with the command) shows what is kept, once.
+    const early = recorder();
+    expect(await readJobOutput({ runtime, id: 0, sink: early.sink, follow: true, signal: AbortSignal.abort() })).toMatchObject({ state: 'running' });
+    expect(early.events).toEqual(['stdout one', 'stderr err two', 'stdout Password: three']);
+
     // Without follow: what is kept, then it returns (the job still runs).
     const kept = recorder();
     const report = await readJobOutput({ runtime, id: 0, sink: kept.sink });
