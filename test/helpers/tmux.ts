@@ -78,6 +78,12 @@ export class TmuxShell {
     tmux('send-keys', '-t', this.name, '-l', text);
   }
 
+  /** A command line: typed, then Enter. */
+  line(text: string): void {
+    this.type(text);
+    this.keys('Enter');
+  }
+
   /** The screen: its lines, trailing blanks trimmed; `colours` keeps the SGR sequences. */
   screen(colours = false): string {
     return tmux('capture-pane', '-p', ...(colours ? ['-e'] : []), '-t', this.name).replace(/\s+$/, '');
@@ -103,13 +109,6 @@ export class TmuxShell {
   async see(pattern: RegExp | string, ms = 20_000, colours = false): Promise<string> {
     const found = (screen: string) => (typeof pattern === 'string' ? screen.includes(pattern) : pattern.test(screen));
     return this.until((screen) => (found(screen) ? screen : null), String(pattern), ms, colours);
-  }
-
-  /** The screen's lines after the last one matching `marker` (what a command printed). */
-  async after(marker: string): Promise<string[]> {
-    const lines = this.screen().split('\n');
-    const at = lines.map((line) => line.includes(marker)).lastIndexOf(true);
-    return at === -1 ? [] : lines.slice(at + 1);
   }
 
   /** Whether heph-jobs has exited and been reaped. */

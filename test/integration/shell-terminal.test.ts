@@ -48,8 +48,7 @@ describe('the shell on a terminal', () => {
       const shell = new TmuxShell(['--containment', MODE]);
       await shell.see(PROMPT);
       const command = `${oracle.prefix}echo hello; exec sleep 60`;
-      shell.type(`background ${command}`);
-      shell.keys('Enter');
+      shell.line(`background ${command}`);
       await shell.see(`Allow background(${command})? [y]es / [n]o / [a]lways:`);
       // Keys that come together (pasted, or typed ahead) never answer, though each would alone.
       shell.type('nay');
@@ -62,27 +61,23 @@ describe('the shell on a terminal', () => {
       // The key went to the question only: the next prompt is empty.
       expect(await shell.until((screen) => atEmptyPrompt(screen), 'an empty prompt')).toBe(true);
 
-      shell.type('kill 0');
-      shell.keys('Enter');
+      shell.line('kill 0');
       await shell.see('Allow job_kill(');
       shell.keys('C-d');
       await shell.see('The user denied job_kill(');
-      shell.type('kill 0');
-      shell.keys('Enter');
+      shell.line('kill 0');
       await shell.until((screen) => screen.split('Allow job_kill(').length === 3, 'the second question');
       shell.keys('C-c');
       await shell.until((screen) => screen.split('The user denied job_kill(').length === 3, 'the second denial');
       expect(shell.gone).toBe(false); // neither key ended the session
       expect(oracle.closed).toBe(false); // negative control: nothing was stopped
 
-      shell.type('kill 0');
-      shell.keys('Enter');
+      shell.line('kill 0');
       await shell.until((screen) => screen.split('Allow job_kill(').length === 4, 'the third question');
       shell.type('a');
       await shell.see(/job 0 killed SIGTERM .*\n> hello\njob 0 has ended; its output stays readable with status 0\./);
       await oracle.waitEof();
-      shell.type('quit');
-      shell.keys('Enter');
+      shell.line('quit');
       await shell.see('session ended: stopped 0 jobs');
     } finally {
       oracle.dispose();
@@ -92,20 +87,15 @@ describe('the shell on a terminal', () => {
   it('a mistyped command or flag gets "did you mean"; the hints are written as the shell takes them', async () => {
     const shell = new TmuxShell(['--containment', MODE, '--yes']);
     await shell.see(PROMPT);
-    shell.type('stauts');
-    shell.keys('Enter');
+    shell.line('stauts');
     await shell.see('unknown command "stauts"; did you mean status? (help lists the commands)');
-    shell.type('status');
-    shell.keys('Enter');
+    shell.line('status');
     await shell.see('no jobs yet; background CMD starts one.');
-    shell.type('background echo hi; exec sleep 60');
-    shell.keys('Enter');
+    shell.line('background echo hi; exec sleep 60');
     await shell.see('status 0 reads more; kill 0 stops it.');
-    shell.type('status 0 --line 1');
-    shell.keys('Enter');
+    shell.line('status 0 --line 1');
     await shell.see('status: unknown flag --line (did you mean --lines? its flags are');
-    shell.type('help stauts');
-    shell.keys('Enter');
+    shell.line('help stauts');
     await shell.see('help: there is no command "stauts"; did you mean status?');
     // The model's syntax never shows: its hints would read job_status {"id": 0}.
     expect(shell.screen()).not.toMatch(/job_status \{|job_kill \{|background \{/);
@@ -117,12 +107,10 @@ describe('the shell on a terminal', () => {
       const feeder = lineFeeder();
       const shell = new TmuxShell(['--containment', MODE, '--yes']);
       await shell.see(PROMPT);
-      shell.type(`background ${oracle.prefix}${feeder.command}`);
-      shell.keys('Enter');
+      shell.line(`background ${oracle.prefix}${feeder.command}`);
       await shell.see('status 0 reads more; kill 0 stops it.');
       feeder.write('one\nerr two\n');
-      shell.type('logs -f 0');
-      shell.keys('Enter');
+      shell.line('logs -f 0');
       await shell.see(/logs -f 0\nout one\nerr two$/);
       feeder.write('three\n');
       await shell.see(/out one\nerr two\nout three$/);
@@ -139,11 +127,9 @@ describe('the shell on a terminal', () => {
       expect(oracle.closed).toBe(false); // only the follow stopped
 
       // Without -f: what is kept, and straight back to the prompt.
-      shell.type('logs 0');
-      shell.keys('Enter');
+      shell.line('logs 0');
       await shell.see(/logs 0\nout one\nerr two\nout three\nPassword: out four\nheph-jobs>$/);
-      shell.type('logs 7');
-      shell.keys('Enter');
+      shell.line('logs 7');
       await shell.see(/logs: .*7/);
     } finally {
       oracle.dispose();
@@ -157,14 +143,11 @@ describe('the shell on a terminal', () => {
       const feeder = lineFeeder();
       const shell = new TmuxShell(['--containment', MODE, '--yes', '--interval', '200']);
       await shell.see(PROMPT);
-      shell.type(`background ${stopped.prefix}echo to-stderr >&2; exec sleep 60`);
-      shell.keys('Enter');
+      shell.line(`background ${stopped.prefix}echo to-stderr >&2; exec sleep 60`);
       await shell.see('status 0 reads more');
-      shell.type(`background ${other.prefix}${feeder.command}`);
-      shell.keys('Enter');
+      shell.line(`background ${other.prefix}${feeder.command}`);
       await shell.see('status 1 reads more');
-      shell.type('watch');
-      shell.keys('Enter');
+      shell.line('watch');
       await shell.see(/ID\s+STATE\s+ELAPSED/);
       // Job 0 selected (reverse video), running in green, its stderr line in red.
       // (capture-pane writes each change of a cell's attributes as its own SGR sequences.)
@@ -208,11 +191,9 @@ describe('the shell on a terminal', () => {
   it('watch with NO_COLOR (negative control for the colours): no colour, the selection still shows', async () => {
     const shell = new TmuxShell(['--containment', MODE, '--yes', '--interval', '200'], { env: { NO_COLOR: '1' } });
     await shell.see(PROMPT);
-    shell.type('background echo to-stderr >&2; exec sleep 60');
-    shell.keys('Enter');
+    shell.line('background echo to-stderr >&2; exec sleep 60');
     await shell.see('status 0 reads more');
-    shell.type('watch');
-    shell.keys('Enter');
+    shell.line('watch');
     const screen = await shell.see(/\x1b\[7m +0 +running .*! to-stderr/, 10_000, true);
     expect(screen).not.toMatch(FOREGROUND_COLOUR);
     shell.type('q');
@@ -224,14 +205,12 @@ describe('the shell on a terminal', () => {
     const first = new TmuxShell(['--containment', MODE], { stateDir: state });
     await first.see(PROMPT);
     for (const line of ['status', 'help logs', 'background echo from-the-first-session']) {
-      first.type(line);
-      first.keys('Enter');
+      first.line(line);
     }
     await first.see('[a]lways:');
     first.type('y');
     await first.see('from-the-first-session');
-    first.type('quit');
-    first.keys('Enter');
+    first.line('quit');
     await first.see('session ended');
     await first.kill();
 
@@ -260,8 +239,7 @@ describe.each(modeRows())('Ctrl-C on a command that waits (%s)', (mode, skip) =>
       const resource = uniquePort();
       const shell = new TmuxShell(['--containment', mode, '--yes']);
       await shell.see(PROMPT);
-      shell.type(`background --locks ${resource} ${holder.prefix}echo holding; exec sleep 60`);
-      shell.keys('Enter');
+      shell.line(`background --locks ${resource} ${holder.prefix}echo holding; exec sleep 60`);
       await shell.see('status 0 reads more');
 
       // Enter and Ctrl-C read together: the line counts as under way, and its wait is stopped.
@@ -272,12 +250,10 @@ describe.each(modeRows())('Ctrl-C on a command that waits (%s)', (mode, skip) =>
       expect(status).not.toMatch(/\(waited /); // the wait was stopped, not run out
       expect(holder.closed).toBe(false); // the job runs on
 
-      shell.type(`background --locks ${resource} echo kept-its-place`);
-      shell.keys('Enter');
+      shell.line(`background --locks ${resource} echo kept-its-place`);
       // It waits; reads run at once meanwhile, and show it waiting.
       await shell.until(() => {
-        shell.type('status');
-        shell.keys('Enter');
+        shell.line('status');
         return /job 1 waiting .*echo kept-its-place/.test(shell.screen());
       }, 'job 1 to wait for its locks');
       shell.keys('C-c');
@@ -287,11 +263,9 @@ describe.each(modeRows())('Ctrl-C on a command that waits (%s)', (mode, skip) =>
       await shell.until(atEmptyPrompt, 'the prompt');
 
       // Its place was kept: once the holder is gone, it runs.
-      shell.type('/job-kill 0');
-      shell.keys('Enter');
+      shell.line('/job-kill 0');
       await holder.waitEof();
-      shell.type('status 1 --wait 10');
-      shell.keys('Enter');
+      shell.line('status 1 --wait 10');
       await shell.see(/job 1 exited 0 .*echo kept-its-place\n> kept-its-place/);
     } finally {
       holder.dispose();
