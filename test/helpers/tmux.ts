@@ -4,7 +4,8 @@
  * which shows the screen as a person sees it (colours too, with `-e`). Every wait is for the screen
  * to show something, with a deadline whose failure shows the screen. After each test, each session
  * is killed by its own name and its heph-jobs process awaited until it is reaped; its private
- * state directory (XDG_STATE_HOME, where the history goes) is removed.
+ * state directory (XDG_STATE_HOME, where the history goes) is removed, and so is the socket file
+ * the ended server leaves.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -17,9 +18,13 @@ import { isReaped, see, waitUntil, type SeenProcess } from './kernel.js';
 const SOCKET = `heph-test-${process.pid}`;
 const open = new Set<TmuxShell>();
 let made = 0;
+/** The server's socket file, which tmux leaves behind when its last session ends. */
+let socketPath: string | null = null;
 
 afterEach(async () => {
   await Promise.all([...open].map((session) => session.kill()));
+  if (socketPath !== null) fs.rmSync(socketPath, { force: true });
+  socketPath = null;
 });
 
 function tmux(...args: string[]): string {
@@ -60,6 +65,7 @@ export class TmuxShell {
     // remain-on-exit: the screen stays readable after heph-jobs has ended (the session's last words).
     tmux('new-session', '-d', '-s', this.name, '-x', '120', '-y', '40', '-c', options.cwd ?? process.cwd(), ...envFlags, command, ';', 'set-option', '-t', this.name, 'remain-on-exit', 'on');
     open.add(this);
+    socketPath ??= tmux('display-message', '-p', '-t', this.name, '#{socket_path}').trim();
     this.process = see(Number(tmux('display-message', '-p', '-t', this.name, '#{pane_pid}').trim()));
   }
 
