@@ -21,10 +21,12 @@
         "native/addon.cc",
         "native/args.cc",
         "native/cgroup.cc",
+        "native/clone3.cc",
         "native/errors.cc",
         "native/process.cc",
         "native/reaper.cc",
-        "native/spawn.cc"
+        "native/spawn.cc",
+        "native/stdcxx-compat.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "defines": [

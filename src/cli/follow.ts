@@ -5,14 +5,17 @@
  *
  * Following costs one round trip per wait: a cursor read (`since`) with a wait that the supervisor
  * answers as soon as a new line is there (`until` matching any line). An unfinished last line is
- * shown as it stands and redrawn as it grows: the next wait is for any line other than it, and is
- * bounded by PARTIAL_WAIT_MS, since the line ending without a change is not itself a new line.
+ * shown as it stands and redrawn as it changes: the next wait is for a line other than it (a
+ * pattern, otherThan, that tells lines apart by their first characters), and is bounded by
+ * PARTIAL_WAIT_MS for what that pattern cannot see: the line ending with no change, or changing
+ * only past the characters it compares.
  * A job still waiting for its locks has no output to wait on yet: its state is re-checked locally
  * (no round trip) every WAITING_CHECK_MS until it starts.
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import type { OutputLine } from '../protocol/messages.js';
 import type { JobReport } from '../reports/report.js';
+import { patternProblem } from '../runtime/input-checks.js';
 import type { JobRuntime, StatusOptions } from '../runtime/job-runtime.js';
 import { unlessAborted } from '../tools/context.js';
 import type { Palette } from './colour.js';
@@ -26,9 +29,9 @@ export const WAITING_CHECK_MS = 250;
 /** Bytes of output per read. */
 const READ_BYTES = 256 * 1024;
 /** Matches every line: a wait with it ends at the first new line. */
-const ANY_LINE = /^/;
-/** Longest unfinished line written out whole in a pattern; a longer one is matched by its start and length. */
-const PATTERN_TEXT = 200;
+const ANY_LINE = '^';
+/** The most characters of an unfinished line that otherThan compares (fewer if the pattern would be too big). */
+const COMPARED_CHARS = 48;
 
 /** Where the lines go. */
 export interface OutputSink {
@@ -52,12 +55,34 @@ export interface ReadOptions {
   signal?: AbortSignal;
 }
 
-/** A pattern matching every line but one whose text is `text` (a longer one: same start and length). */
-export function otherThan(text: string): RegExp {
-  const escape = (part: string) => part.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-  if (text.length <= PATTERN_TEXT) return new RegExp(`^(?!${escape(text)}$)`);
-  const start = text.slice(0, PATTERN_TEXT);
-  return new RegExp(`^(?!${escape(start)}[\\s\\S]{${text.length - start.length}}$)`);
+/** One character as a literal of RE2's syntax (the waits' patterns are RE2), in or out of a class. */
+function literal(char: string): string {
+  return /[\p{L}\p{N} ]/u.test(char) ? char : `\\x{${char.codePointAt(0)!.toString(16)}}`;
+}
+
+/**
+ * An `until` pattern (RE2: no lookahead) that matches every line except `text` itself: a line that
+ * ends before it, or differs from it at one of its first `compared` characters, or (when all of
+ * `text` is compared) goes on after it. `^(?:$|[^a]|a(?:$|[^b]|b.))` is the one for `ab`.
+ */
+function excluding(text: string, compared: number): string {
+  const chars = [...text].slice(0, compared);
+  const whole = chars.length === [...text].length;
+  let rest = whole ? '.' : '';
+  for (let i = chars.length - 1; i >= 0; i--) {
+    const c = literal(chars[i]!);
+    rest = rest === '' ? `(?:$|[^${c}])` : `(?:$|[^${c}]|${c}${rest})`;
+  }
+  return `^${rest}`;
+}
+
+/** A wait pattern for any line but the unfinished one showing `text`: as many of its characters as the pattern limits allow. */
+export function otherThan(text: string): string {
+  for (let compared = COMPARED_CHARS; compared >= 1; compared = Math.floor(compared / 2)) {
+    const source = excluding(text, compared);
+    if (patternProblem(source) === null) return source;
+  }
+  return ANY_LINE; // never reached: one compared character is a small pattern
 }
 
 function sameLine(a: OutputLine | null, b: OutputLine | null): boolean {

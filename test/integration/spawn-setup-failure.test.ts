@@ -1,0 +1,97 @@
+/**
+ * Item 12 of issue 12: a job whose setup fails after its leader was spawned (an inotify ENOSPC
+ * from fs.watch on its cgroup.events, say) must not stay running, unregistered, holding the
+ * supervisor's descriptors. The failure is injected (HEPH_JOBS_INJECT_FAULT=job-watch) at the
+ * last step of the setup, after the pipes are wrapped; the oracles are kernel truth: a FIFO every
+ * job process holds reaches EOF, the supervisor has no child left (not even a zombie), and its
+ * /proc/PID/fd is as it was before the spawn.
+ */
+import fs from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { childrenOf } from '../../supervisor/platform/procfs.js';
+import { bareConfig, SharedEofOracle, startBareSupervisor } from '../helpers/hardening.js';
+import { modeRows } from '../helpers/modes.js';
+import { tempDir } from '../helpers/runtime.js';
+
+type Bare = ReturnType<typeof startBareSupervisor>;
+type Reply = { id: number; ok: boolean; value?: any; error?: { code?: string; message?: string } };
+
+const bares: Bare[] = [];
+const oracles: SharedEofOracle[] = [];
+
+afterEach(async () => {
+  await Promise.all(
+    bares.splice(0).map(async (bare) => {
+      bare.socket.end();
+      await bare.exited;
+    }),
+  );
+  for (const oracle of oracles.splice(0)) oracle.dispose();
+});
+
+const config = (mode: string) => bareConfig(mode, tempDir());
+
+async function bareSupervisor(mode: string, env: NodeJS.ProcessEnv = {}): Promise<Bare> {
+  const bare = startBareSupervisor(env);
+  bares.push(bare);
+  expect(await bare.request({ type: 'hello', config: config(mode) })).toMatchObject({ ok: true });
+  return bare;
+}
+
+/** What the supervisor's descriptors point at (pipes, pidfds, sockets, ...), sorted. */
+function descriptors(pid: number): string[] {
+  return fs
+    .readdirSync(`/proc/${pid}/fd`)
+    .map((fd) => {
+      try {
+        return `${fd} -> ${fs.readlinkSync(`/proc/${pid}/fd/${fd}`)}`;
+      } catch {
+        return `${fd} -> (closed)`;
+      }
+    })
+    .sort();
+}
+
+function spawnRequest(job: number, oracle: SharedEofOracle, stdin: boolean) {
+  // The leader and a child of it both hold the FIFO.
+  const command = `${oracle.prefix} echo up; sleep 60 & exec sleep 60`;
+  return { type: 'spawn', params: { job, command, cwd: '/', env: [`PATH=${process.env.PATH}`], stdin, merge: false, shell: '/bin/sh' } };
+}
+
+describe.each(modeRows())('a job whose setup fails after the spawn (%s)', (mode, skip) => {
+  it.skipIf(skip)('is killed and reaped, every descriptor closed, and the spawn answered with a SpawnError', async () => {
+    const bare = await bareSupervisor(mode, { HEPH_JOBS_INJECT_FAULT: 'job-watch' });
+    const supervisor = bare.child.pid!;
+    for (const [job, stdin] of [[0, false], [1, true]] as const) {
+      // The test holds a write end too (the job may be killed before it opens its own); EOF once
+      // the test lets go of it means no job process holds one.
+      const oracle = new SharedEofOracle();
+      oracles.push(oracle);
+      const before = descriptors(supervisor);
+      const reply = (await bare.request(spawnRequest(job, oracle, stdin), 20_000)) as Reply;
+      expect(reply).toMatchObject({ ok: false, error: { code: 'ERR_SPAWN', message: expect.stringContaining('ENOSPC') } });
+      expect(await oracle.finish(10_000), 'every process of the job is gone').toBe(true);
+      expect(childrenOf(supervisor), 'the supervisor has no child left, not even a zombie').toEqual([]);
+      expect(descriptors(supervisor)).toEqual(before);
+      // It is not a job the supervisor knows.
+      expect(await bare.request({ type: 'facts', job })).toMatchObject({ ok: false, error: { code: 'ERR_JOB_NOT_FOUND' } });
+    }
+  });
+
+  it.skipIf(skip)('the oracles see a job that runs (negative control: the same spawn without the fault)', async () => {
+    const bare = await bareSupervisor(mode);
+    const supervisor = bare.child.pid!;
+    const oracle = new SharedEofOracle();
+    oracles.push(oracle);
+    const before = descriptors(supervisor);
+    expect(await bare.request(spawnRequest(0, oracle, true))).toMatchObject({ ok: true });
+    // Once it printed, the job holds the FIFO.
+    const read = (await bare.request({ type: 'read', params: { job: 0, tail: 1, wait: { ms: 10_000, until: { source: '^up$', flags: '' }, from: -1 } } })) as Reply;
+    expect(read.value.waited).toMatchObject({ kind: 'matched' });
+    expect(await oracle.finish(300)).toBe(false);
+    expect(childrenOf(supervisor)).toHaveLength(1);
+    expect(descriptors(supervisor).length).toBeGreaterThan(before.length);
+    expect(await bare.request({ type: 'kill', params: { job: 0, signal: 'KILL', graceMs: 0 } }, 20_000)).toMatchObject({ ok: true, value: { cleanedUp: true } });
+    expect(await oracle.finish(10_000)).toBe(true);
+  });
+});
