@@ -11,13 +11,14 @@ import type { ContainmentStrategy } from './strategy.js';
 
 /**
  * The cgroup directory our subtree is (or would be) made in: the configured one, else our own
- * cgroup's directory. Also where a dead instance's subtree is looked for: supervisors of one
+ * cgroup's directory, or its nearest ancestor delegated to us (platform/cgroup.ts says what we
+ * may use and why; the reason becomes capabilities().containment.reason). Also where a dead instance's subtree is looked for: supervisors of one
  * runtime, and of runtimes started the same way, share it.
  */
 export function cgroupParentOf(configured: string | null): { parent: string; reason: string } | { parent: null; reason: string } {
   if (configured !== null) return { parent: configured, reason: `cgroup v2 tree at ${configured} (configured)` };
   const probe = findOwnCgroupDir();
-  return probe.ok ? { parent: probe.parent, reason: `writable cgroup v2 tree at ${probe.parent}` } : { parent: null, reason: probe.reason };
+  return probe.ok ? { parent: probe.parent, reason: probe.reason } : { parent: null, reason: probe.reason };
 }
 
 /** Picks the strategy: cgroup when asked for or when `auto` finds a writable cgroup v2 tree. */

@@ -232,6 +232,29 @@ describe.skipIf(skip !== null)('an unprivileged user with a delegated cgroup sub
     expect(fs.readdirSync(cgroup).filter((name) => name.startsWith('heph-jobs-'))).toEqual([]);
   });
 
+  it('uses the delegated subtree above its own cgroup when that leaf is not its own (job cgroups are siblings of it)', async () => {
+    const cgroup = subtree('leaf', 'delegated');
+    // A leaf made by root inside the delegated subtree, as systemd's DelegateSubgroup= may leave one.
+    const leaf = path.join(cgroup, 'leaf');
+    fs.mkdirSync(leaf);
+    const pids = pidsDir();
+    const host = startHost(leaf, pids);
+    const started = await host.send('start');
+    expect(started.containment.mode).toBe('cgroup');
+    expect(path.dirname(started.containment.cgroupRoot)).toBe(cgroup);
+    expect(started.containment.reason).toContain(`this process is in ${leaf}, which it may not write`);
+    expect(cgroupDirOf(started.supervisorPid, mount, own)).toBe(leaf);
+    const jobCgroup = cgroupDirOf(started.job.pid, mount, own);
+    expect(path.dirname(jobCgroup)).toBe(started.containment.cgroupRoot);
+    const escaped = await escapers(pids);
+    expect(procsOf(jobCgroup)).toEqual(expect.arrayContaining(escaped.map((process) => process.pid)));
+    expect((await host.send('kill')).cleanedUp).toBe(true);
+    await waitUntil(() => !fs.existsSync(jobCgroup), `${jobCgroup} to be removed`);
+    for (const process of escaped) expect(isReaped(process)).toBe(true);
+    expect(await host.send('close')).toEqual({ closed: true });
+    expect(fs.readdirSync(cgroup).filter((name) => name.startsWith('heph-jobs-'))).toEqual([]);
+  });
+
   it('falls back to process groups in a cgroup it does not own, and says why', async () => {
     const cgroup = subtree('notowned', 'none');
     const pids = pidsDir();
