@@ -21,7 +21,10 @@
         "native/addon.cc",
         "native/args.cc",
         "native/cgroup.cc",
+        "native/dirs.cc",
         "native/errors.cc",
+        "native/fdpass.cc",
+        "native/locks.cc",
         "native/process.cc",
         "native/reaper.cc",
         "native/spawn.cc"

@@ -141,10 +141,36 @@ export interface Containment {
   reason: string;
 }
 
+/**
+ * Why a lock directory was not used (supervisor/locks/lock-dir.ts): `level` is the path that
+ * failed its check. `symlink`: a symlink whose owner (`uid`) is neither root nor us; `owner`: a
+ * level owned by `uid`, neither root nor us (the lock directory itself: not us); `writable`: a level
+ * others may write to without the sticky bit (`mode`); `access`: the lock directory grants group
+ * or other users access (`mode`); `not-directory`: something else is there; `changed`: the level
+ * changed while it was being checked; `loop`: too many symlinks; `error`: a system call failed
+ * (`detail`).
+ */
+export interface LockDirProblem {
+  level: string;
+  reason: 'symlink' | 'owner' | 'writable' | 'access' | 'not-directory' | 'changed' | 'loop' | 'error';
+  uid?: number;
+  mode?: number;
+  detail?: string;
+}
+
+/** Where the supervisor keeps its lock files. */
+export interface LockDirInfo {
+  /** The directory in use. */
+  dir: string;
+  /** The configured (or default) directory, when it was not safe and a private one is used instead. */
+  refused: { dir: string; problem: LockDirProblem } | null;
+}
+
 export interface HelloReply {
   pid: number;
   containment: Containment;
   subreaper: boolean;
+  locks: LockDirInfo;
 }
 
 export interface SpawnReply {

@@ -15,7 +15,7 @@ import { registerInternals } from './internals.js';
 import { JobRegistry } from './job-registry.js';
 import { capacityError, hasEnded, isRunning, type JobRecord } from './job-record.js';
 import { kernelLockBackend, type KernelLockBackend } from './kernel-lock-backend.js';
-import { containmentLimitations, inputProblem } from '../wording.js';
+import { containmentLimitations, inputProblem, lockDirLimitations } from '../wording.js';
 import {
   DEFAULT_MAX_BYTES,
   DEFAULT_TAIL_LINES,
@@ -321,7 +321,7 @@ export class JobRuntime {
       supervisorPid: hello.pid,
       signals: [...SIGNAL_NAMES],
       maxJobs: this.options.maxJobs,
-      limitations: containmentLimitations(hello.containment),
+      limitations: [...containmentLimitations(hello.containment), ...lockDirLimitations(hello.locks)],
       limits: {
         outputLines: this.options.outputLines,
         lineBytes: this.options.lineBytes,

@@ -7,11 +7,18 @@
 import type { HelloReply, LostJob, SupervisorConfig, SupervisorEvent } from '../protocol/messages.js';
 import type { SupervisorLostError } from '../protocol/errors.js';
 import { SupervisorClient } from './supervisor-client.js';
+import { lockDirLimitations } from '../wording.js';
 
 export interface KeeperEvents {
   onEvent(event: SupervisorEvent): void;
   /** The current supervisor died (not when it was shut down on purpose). */
   onLost(lost: SupervisorClient, error: SupervisorLostError): void;
+}
+
+/** The lock directory's limitation as a process warning, or null when the one asked for is used. */
+function lockDirWarning(locks: HelloReply['locks']): string | null {
+  const [text] = lockDirLimitations(locks);
+  return text === undefined ? null : `heph-jobs: ${text}`;
 }
 
 export class SupervisorKeeper {
@@ -45,6 +52,8 @@ export class SupervisorKeeper {
     });
     const client = await this.starting;
     this.client = client;
+    const warning = lockDirWarning(client.hello!.locks);
+    if (warning) process.emitWarning(warning, { code: 'HEPH_JOBS_LOCK_DIR' });
     return client;
   }
 

@@ -14,8 +14,8 @@
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import path from 'node:path';
 import { native } from '../native.js';
+import type { LockDirectory } from './lock-dir.js';
 import { cleanupLostSupervisor } from '../cleanup/lost-cleanup.js';
 import { subtreeOf } from '../names.js';
 import { processStartTime, readProcStat } from '../platform/procfs.js';
@@ -31,6 +31,7 @@ const POLL_MIN_MS = 1;
 const POLL_MAX_MS = 5;
 
 interface LockStep {
+  /** The lock file's name in the lock directory. */
   file: string;
   ranges: { exclusive: boolean; start: number; length: number }[];
 }
@@ -83,12 +84,8 @@ export class KernelLocks {
   private readonly held = new Map<number, number[]>();
   private readonly pending = new Map<number, () => void>();
 
-  constructor(private readonly dir: string) {
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const stat = fs.statSync(dir);
-    if (stat.uid !== process.getuid?.()) throw new Error(`lock directory ${dir} belongs to another user`);
-    if ((stat.mode & 0o077) !== 0) fs.chmodSync(dir, 0o700);
-  }
+  /** `dir`: opened and checked by openLockDirectory; every lock file is opened relative to it. */
+  constructor(private readonly dir: LockDirectory) {}
 
   /** Takes every resource or none, retrying until all are free; `cancel(lease)` stops the wait. */
   async acquire(lease: number, resources: LockResource[], record: Record<string, unknown>): Promise<void> {
@@ -144,6 +141,12 @@ export class KernelLocks {
     this.held.delete(lease);
   }
 
+  /** At the supervisor's end: drops every lock and closes the directory (a private one is removed). */
+  close(): void {
+    for (const lease of [...this.held.keys()]) this.release(lease);
+    this.dir.close();
+  }
+
   get heldCount(): number {
     return this.held.size;
   }
@@ -156,7 +159,7 @@ export class KernelLocks {
   private plan(resources: LockResource[], slot: number): LockStep[] {
     const steps = new Map<string, LockStep>();
     const step = (resource: string): LockStep => {
-      const file = path.join(this.dir, lockFileName(resource));
+      const file = lockFileName(resource);
       let found = steps.get(file);
       if (!found) steps.set(file, (found = { file, ranges: [] }));
       return found;
@@ -180,7 +183,7 @@ export class KernelLocks {
     const fds: number[] = [];
     try {
       for (const step of steps) {
-        const fd = native.lockOpen(step.file);
+        const fd = this.openLockFile(step.file);
         fds.push(fd);
         for (const range of step.ranges) {
           if (!native.lockRange(fd, range.exclusive, range.start, range.length)) {
@@ -196,11 +199,30 @@ export class KernelLocks {
     }
   }
 
+  /**
+   * Opens lock file `name` in the lock directory, and makes sure it is what we would have made: a
+   * regular file of ours with no other name (the directory is ours and 0700, so only root could
+   * have put anything else there; it is refused all the same).
+   */
+  private openLockFile(name: string): number {
+    const fd = native.lockOpenAt(this.dir.fd, name);
+    try {
+      const stat = fs.fstatSync(fd);
+      if (!stat.isFile() || stat.uid !== process.getuid!() || stat.nlink !== 1) {
+        throw new Error(`heph-jobs: the lock file ${name} in ${this.dir.info.dir} is not a regular file of this user's with one name`);
+      }
+      return fd;
+    } catch (error) {
+      native.closeFd(fd);
+      throw error;
+    }
+  }
+
   /** The fd of each resource's own lock file. */
   private ownFiles(resources: LockResource[], steps: LockStep[], fds: number[]): { res: LockResource; fd: number }[] {
     const out: { res: LockResource; fd: number }[] = [];
     for (const res of resources) {
-      const fd = fds[steps.findIndex((step) => step.file === path.join(this.dir, lockFileName(res.resource)))];
+      const fd = fds[steps.findIndex((step) => step.file === lockFileName(res.resource))];
       if (fd !== undefined) out.push({ res, fd });
     }
     return out;

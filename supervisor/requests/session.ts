@@ -5,6 +5,7 @@
 import { ProtocolError } from '../../src/protocol/errors.js';
 import { chooseContainment } from '../containment/index.js';
 import { KernelLocks } from '../locks/kernel-locks.js';
+import { openLockDirectory } from '../locks/lock-dir.js';
 import { checkLostPaths, cleanupLostSupervisor } from '../cleanup/lost-cleanup.js';
 import { native } from '../native.js';
 import type { Handlers, RequestContext } from './context.js';
@@ -15,8 +16,9 @@ export function sessionHandlers(context: RequestContext): Handlers<'hello' | 'pi
     hello: ({ config }) => {
       if (state.setup) throw new ProtocolError('hello was already received');
       const strategy = chooseContainment(config.containment, config.cgroupParent);
-      state.start({ config, strategy, locks: new KernelLocks(config.lockDir) });
-      return { pid: process.pid, containment: strategy.info, subreaper: native.isChildSubreaper() };
+      const lockDir = openLockDirectory(config.lockDir);
+      state.start({ config, strategy, locks: new KernelLocks(lockDir) });
+      return { pid: process.pid, containment: strategy.info, subreaper: native.isChildSubreaper(), locks: lockDir.info };
     },
     ping: () => ({ pid: process.pid }),
     // Node's internal list of loaded modules and bindings: tests prove child_process never is.

@@ -7,12 +7,22 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { KernelLocks } from '../../supervisor/locks/kernel-locks.js';
+import { openLockDirectory, type LockDirectory } from '../../supervisor/locks/lock-dir.js';
 import { normalizeResources } from '../../src/locks/index.js';
 
 const dirs: string[] = [];
+const opened: LockDirectory[] = [];
 afterEach(() => {
+  for (const dir of opened.splice(0)) dir.close();
   for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 });
+
+/** Locks on `dir` as one supervisor holds them (each opens the directory itself). */
+function locksOn(dir: string): KernelLocks {
+  const lockDir = openLockDirectory(dir);
+  opened.push(lockDir);
+  return new KernelLocks(lockDir);
+}
 
 function lockDir(): string {
   const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'heph-locks-')), 'locks');
@@ -23,8 +33,8 @@ function lockDir(): string {
 /** True when `b` could be taken while `a` is held (by another holder). */
 async function compatible(a: string, b: string): Promise<boolean> {
   const dir = lockDir();
-  const first = new KernelLocks(dir);
-  const second = new KernelLocks(dir);
+  const first = locksOn(dir);
+  const second = locksOn(dir);
   await first.acquire(1, normalizeResources([parse(a)]), {});
   const got = second.tryAcquire(2, normalizeResources([parse(b)]), {});
   second.release(2);
@@ -61,12 +71,12 @@ describe('kernel locks', () => {
 
   it('hands a resource over when its holder releases it, and never holds part of a set', async () => {
     const dir = lockDir();
-    const first = new KernelLocks(dir);
-    const second = new KernelLocks(dir);
+    const first = locksOn(dir);
+    const second = locksOn(dir);
     await first.acquire(1, normalizeResources(['port:1']), {});
     const waiting = second.acquire(2, normalizeResources(['port:2', 'port:1']), {});
     // While it waits, port:2 must be free for a third holder (all-or-nothing).
-    const third = new KernelLocks(dir);
+    const third = locksOn(dir);
     await third.acquire(3, normalizeResources(['port:2']), {});
     third.release(3);
     first.release(1);
@@ -77,7 +87,7 @@ describe('kernel locks', () => {
 
   it('creates its directory 0700 and records who holds an exclusive resource', async () => {
     const dir = lockDir();
-    const locks = new KernelLocks(dir);
+    const locks = locksOn(dir);
     expect(fs.statSync(dir).mode & 0o777).toBe(0o700);
     await locks.acquire(7, normalizeResources(['port:9']), { pid: process.pid, job: 3 });
     const files = fs.readdirSync(dir);
