@@ -8,6 +8,7 @@
 import { CHANNEL_FD, SupervisorChannel } from './channel.js';
 import { closeInheritedDescriptors } from './descriptors.js';
 import { PROCESS_TITLE } from './names.js';
+import { leaderGone } from './jobs/abandon.js';
 import { native } from './native.js';
 import { requestHandler } from './requests/index.js';
 import { shutdown } from './cleanup/shutdown.js';
@@ -23,7 +24,12 @@ const stop = (): void => void shutdown(state, () => channel.close());
 
 native.setChildSubreaper();
 native.startReaper((child) => {
-  if (child.token > 0) state.jobs.get(child.token - 1)?.leaderReaped(child.code, child.signal);
+  if (child.token > 0) {
+    const job = state.jobs.get(child.token - 1);
+    // A leader no job has: its setup failed, and jobs/abandon.ts waits for its end.
+    if (job) job.leaderReaped(child.code, child.signal);
+    else leaderGone(child.token);
+  }
   // Any reap may be the last process (or zombie) some job was waiting for.
   for (const job of state.jobs.values()) if (job.exit && !job.cleanedUp) job.poke();
 });

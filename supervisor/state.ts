@@ -4,6 +4,7 @@
  */
 import { JobNotFoundError, ProtocolError } from '../src/protocol/errors.js';
 import type { SupervisorConfig } from '../src/protocol/messages.js';
+import type { CleanupScope } from './cleanup/lost-cleanup.js';
 import type { ContainmentStrategy } from './containment/index.js';
 import type { SupervisedJob } from './jobs/job.js';
 import type { KernelLocks } from './locks/kernel-locks.js';
@@ -11,6 +12,8 @@ import type { KernelLocks } from './locks/kernel-locks.js';
 export interface Setup {
   readonly config: SupervisorConfig;
   readonly strategy: ContainmentStrategy;
+  /** Where a dead instance's cgroup subtree is looked for. */
+  readonly scope: CleanupScope;
   readonly locks: KernelLocks;
 }
 

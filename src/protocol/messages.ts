@@ -8,12 +8,14 @@
  * events carry none.
  */
 import type { SerializedError } from './errors.js';
+import { BOOT_PATTERN, START_PATTERN, type SupervisorIdentity } from './identity.js';
 import type { OutputRead } from './output.js';
 import {
   array,
   boolean,
   bytes,
   integer,
+  matching,
   nullable,
   object,
   oneOf,
@@ -62,10 +64,22 @@ const readWait = object({
   from: optional(integer(-1)),
 });
 
+const startTime = matching(START_PATTERN, 'a start time (decimal digits, as /proc prints it)');
+
+/** One supervisor instance (src/protocol/identity.ts). */
+const supervisorIdentity = object({
+  pid: integer(1),
+  start: startTime,
+  boot: matching(BOOT_PATTERN, 'a boot id (a UUID, as /proc/sys/kernel/random/boot_id prints it)'),
+});
+
 /** What the supervisor of a dead supervisor's jobs is asked to stop (see `cleanup-lost`). */
 const lostJob = object({
   /** The leader's pid while it was not yet reaped (its process group is then still the job's). */
   pid: nullable(integer(1)),
+  /** The leader's start time (from the spawn reply): the group is signalled only while that pid
+   * still names that process. */
+  start: nullable(startTime),
   cgroup: nullable(string()),
 });
 
@@ -111,7 +125,7 @@ export const REQUESTS = {
    * carrying its marker) and remove its cgroup tree. Answered once all is gone (or a deadline).
    */
   'cleanup-lost': object({
-    supervisor: object({ pid: integer(1), cgroupRoot: nullable(string()) }),
+    supervisor: supervisorIdentity,
     jobs: array(lostJob),
   }),
   /** What the supervisor process has loaded (tests prove child_process never is). */
@@ -168,6 +182,8 @@ export interface LockDirInfo {
 
 export interface HelloReply {
   pid: number;
+  /** This supervisor instance: how the runtime names it in `cleanup-lost` should it die. */
+  instance: SupervisorIdentity;
   containment: Containment;
   subreaper: boolean;
   locks: LockDirInfo;
@@ -175,6 +191,8 @@ export interface HelloReply {
 
 export interface SpawnReply {
   pid: number;
+  /** The leader's start time (null if it was reaped before it could be read). */
+  start: string | null;
   cgroup: string | null;
   method: 'clone3' | 'fork';
   startedAt: number;
@@ -264,3 +282,4 @@ export function requestProblem(request: { type: RequestType } & Record<string, u
  * produces them, and sent over the channel as they are. */
 export type { OutputLine, OutputRead, StreamName } from './output.js';
 export type { JobStats } from './stats.js';
+export type { SupervisorIdentity } from './identity.js';

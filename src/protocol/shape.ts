@@ -9,7 +9,7 @@ import { describeValue } from './describe.js';
 
 export type Shape =
   | { readonly kind: 'integer'; readonly min: number }
-  | { readonly kind: 'string' }
+  | { readonly kind: 'string'; readonly pattern?: RegExp; readonly what?: string }
   | { readonly kind: 'boolean' }
   | { readonly kind: 'bytes' }
   | { readonly kind: 'one-of'; readonly choices: readonly string[] }
@@ -22,6 +22,8 @@ export type ObjectShape = Extract<Shape, { kind: 'object' }>;
 
 export const integer = (min: number) => ({ kind: 'integer', min }) as const;
 export const string = () => ({ kind: 'string' }) as const;
+/** A string that matches `pattern` (`what` says what it is, for the message). */
+export const matching = (pattern: RegExp, what: string) => ({ kind: 'string', pattern, what }) as const;
 export const boolean = () => ({ kind: 'boolean' }) as const;
 export const bytes = () => ({ kind: 'bytes' }) as const;
 export const oneOf = <const C extends readonly string[]>(choices: C) => ({ kind: 'one-of', choices }) as const;
@@ -61,7 +63,7 @@ function wanted(shape: Shape): string {
     case 'integer':
       return `a whole number from ${shape.min} up`;
     case 'string':
-      return 'a string';
+      return shape.what ?? 'a string';
     case 'boolean':
       return 'true or false';
     case 'bytes':
@@ -85,7 +87,7 @@ export function shapeProblem(shape: Shape, value: unknown, path: string): string
     case 'integer':
       return typeof value === 'number' && Number.isSafeInteger(value) && value >= shape.min ? null : wrong();
     case 'string':
-      return typeof value === 'string' ? null : wrong();
+      return typeof value === 'string' && (shape.pattern === undefined || shape.pattern.test(value)) ? null : wrong();
     case 'boolean':
       return typeof value === 'boolean' ? null : wrong();
     case 'bytes':

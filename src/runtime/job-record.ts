@@ -17,6 +17,8 @@ export interface JobRecord {
   cwd: string;
   state: JobState;
   pid: number | null;
+  /** The leader's start time (with the pid, names it for good), from the spawn reply. */
+  pidStart: string | null;
   cgroup: string | null;
   exitCode: number | null;
   /** Name of the signal that ended the leader ("SIGTERM"), when killed. */

@@ -177,6 +177,7 @@ export class JobRuntime {
       cwd,
       state: wants.length > 0 ? 'waiting' : 'starting',
       pid: null,
+      pidStart: null,
       cgroup: null,
       exitCode: null,
       signal: null,
@@ -216,6 +217,7 @@ export class JobRuntime {
         params: { job: id, command, cwd, env, stdin: input.stdin === true, merge: input.merge === true, shell: this.options.shell },
       });
       record.pid = reply.pid;
+      record.pidStart = reply.start;
       record.cgroup = reply.cgroup;
       record.startedAt = reply.startedAt;
       if (record.state === 'starting') record.state = 'running';
@@ -572,10 +574,10 @@ export class JobRuntime {
     }
     // A leader already reaped gives its pid (and so its process group id) back: only the groups of
     // leaders still running are ours to signal.
-    const leftovers: LostJob[] = orphaned.map((record) => ({
-      cgroup: record.cgroup,
-      pid: record.endedAt === null || record.state === 'lost' ? record.pid : null,
-    }));
+    const leftovers: LostJob[] = orphaned.map((record) => {
+      const leader = record.endedAt === null || record.state === 'lost';
+      return { cgroup: record.cgroup, pid: leader ? record.pid : null, start: leader ? record.pidStart : null };
+    });
     void this.keeper.track(
       this.keeper
         .cleanupAfter(dead, leftovers, this.closed)

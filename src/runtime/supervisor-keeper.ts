@@ -74,7 +74,10 @@ export class SupervisorKeeper {
    * cgroups. After `close()` there is no supervisor to ask, so one is started for this alone.
    */
   async cleanupAfter(dead: SupervisorClient, jobs: LostJob[], closed: boolean): Promise<void> {
-    const body = { supervisor: { pid: dead.pid, cgroupRoot: dead.hello?.containment.cgroupRoot ?? null }, jobs };
+    // A supervisor that died before its hello reply started no job: the next one's start sweep
+    // covers anything else it may have left.
+    if (!dead.hello) return;
+    const body = { supervisor: dead.hello.instance, jobs };
     if (!closed) {
       await (await this.ensure()).request('cleanup-lost', body);
       return;

@@ -1,23 +1,33 @@
 /**
- * Cleaning up after a supervisor that died (the `cleanup-lost` request, and a lock whose holder is
- * found dead): its jobs' processes were reparented to init (or the nearest subreaper), so a live
- * supervisor stops them, through their cgroups where it had them, else through their process
- * groups and the marker in their environment, then removes the dead one's cgroup subtree.
+ * Cleaning up after a supervisor instance that died (the `cleanup-lost` request, a lock whose
+ * holder is found dead, and the sweep when a supervisor starts): its jobs' processes were
+ * reparented to init (or the nearest subreaper), so a live supervisor stops them and removes the
+ * dead one's cgroup subtree.
  *
- * A pid is only a number (STYLE 22): by the time this runs, the dead supervisor's pid may name
- * another process, even another supervisor whose subtree and markers look the same. So what is
- * named by the dead pid is touched only while no live supervisor has that pid, and processes below
- * whatever now has that pid are never taken for the dead one's.
+ * What names the dead instance comes from others (a holder record anyone with access to the lock
+ * directory can write; a runtime), so only what provably belonged to it is touched (STYLE 22):
+ * - nothing unless the instance is dead on this boot (pid and start time, src/protocol/identity.ts):
+ *   a live supervisor that got the same pid has another start time, so other names;
+ * - its cgroup subtree only at `<our cgroup parent>/heph-jobs-<pid>-<start>`, a real directory
+ *   owned by our uid (cgroup.kill on it reaches every cgroup below);
+ * - processes of our uid, in our pid namespace, whose environment marker names that exact instance,
+ *   or that hold one of the lost jobs' pipes (passed by the runtime, which got them from the spawn
+ *   replies), and whatever descends from those;
+ * - a leader's process group only while a pidfd pins the leader and it is still the process with
+ *   the start time its spawn reported.
  */
 import fs from 'node:fs';
 import { constants as os } from 'node:os';
 import path from 'node:path';
 import { ProtocolError } from '../../src/protocol/errors.js';
-import type { LostJob } from '../../src/protocol/messages.js';
+import type { LostJob, SupervisorIdentity } from '../../src/protocol/messages.js';
+import { freezeThenKill, signalGroupOf } from '../containment/signal.js';
+import { alive } from '../containment/stragglers.js';
+import { bootId, instanceAlive } from '../identity.js';
 import { native } from '../native.js';
-import { markerPrefix, PROCESS_TITLE, subtreeName, subtreeOf } from '../names.js';
+import { markerPrefix, subtreeName } from '../names.js';
 import { removeCgroupTree } from '../platform/cgroup.js';
-import { descendantsOf, environHasPrefix, listProcesses, readProcStat } from '../platform/procfs.js';
+import { descendantsOf, environHasPrefix, holdsPipe, inOurPidNamespace, listProcesses, processOwner, type ProcEntry } from '../platform/procfs.js';
 
 const SIGKILL = os.signals.SIGKILL;
 /** How long we keep trying to see a dead supervisor's processes gone before giving up. */
@@ -27,75 +37,108 @@ const ROUND_PAUSE_MS = 5;
 
 export type { LostJob };
 
+/** Where a cleanup may look: the cgroup directory our own subtree is made in (null: none). */
+export interface CleanupScope {
+  cgroupParent: string | null;
+}
+
+/** What the dead instance left that a cleanup looks for besides its marker and subtree. */
+export interface LostLeftovers {
+  /** Leaders not yet reaped when it died, with their start times, and their cgroups. */
+  jobs: readonly LostJob[];
+  /** Inodes of the lost jobs' stdin/stdout/stderr pipes. */
+  pipes: readonly number[];
+}
+
+const NOTHING: LostLeftovers = { jobs: [], pipes: [] };
+
+/** Where instance `dead`'s subtree would be under our cgroup parent (null: we have none). */
+function expectedSubtree(dead: SupervisorIdentity, scope: CleanupScope): string | null {
+  return scope.cgroupParent === null ? null : path.join(scope.cgroupParent, subtreeName(dead));
+}
+
 /**
- * The first path in a cleanup request that is not part of supervisor `pid`'s cgroup subtree, as
- * a ProtocolError; the request is refused rather than a stranger's cgroup stopped.
+ * Refuses (ProtocolError) a request whose job cgroups are not inside the dead instance's subtree
+ * under our cgroup parent: the request is refused rather than a stranger's cgroup touched.
  */
-export function checkLostPaths(pid: number, cgroupRoot: string | null, jobs: readonly LostJob[]): void {
-  if (cgroupRoot !== null && path.basename(cgroupRoot) !== subtreeName(pid)) {
-    throw new ProtocolError(`cleanup-lost: cgroupRoot ${cgroupRoot} is not the subtree of supervisor ${pid} (${subtreeName(pid)})`);
-  }
+export function checkLostPaths(dead: SupervisorIdentity, scope: CleanupScope, jobs: readonly LostJob[]): void {
+  const subtree = expectedSubtree(dead, scope);
   for (const job of jobs) {
-    if (job.cgroup !== null && subtreeOf(job.cgroup, pid) === null) {
-      throw new ProtocolError(`cleanup-lost: cgroup ${job.cgroup} is not inside the subtree of supervisor ${pid}`);
+    if (job.cgroup === null) continue;
+    const cgroup = path.resolve(job.cgroup);
+    if (subtree === null || !cgroup.startsWith(`${subtree}/`)) {
+      throw new ProtocolError(`cleanup-lost: cgroup ${job.cgroup} is not inside the subtree of supervisor ${dead.pid} (${subtree ?? subtreeName(dead)})`);
     }
   }
 }
 
-/** Whether `pid` now names a live supervisor (a recycled pid): then its subtree is its own. */
-function liveSupervisor(pid: number): boolean {
-  const state = readProcStat(pid)?.state;
-  if (state === undefined || state === 'Z' || state === 'X') return false;
+/** The dead instance's subtree when it is there, a real directory (not a link) owned by us. */
+function ownedSubtree(dead: SupervisorIdentity, scope: CleanupScope): string | null {
+  const subtree = expectedSubtree(dead, scope);
+  if (subtree === null) return null;
   try {
-    return fs.readFileSync(`/proc/${pid}/cmdline`, 'latin1').startsWith(PROCESS_TITLE);
+    const stat = fs.lstatSync(subtree);
+    return stat.isDirectory() && stat.uid === process.getuid!() ? subtree : null;
   } catch {
-    return false;
+    return null;
   }
 }
 
 /**
- * Whether job leader `leader`'s process group is still the job's: while the leader is not reaped
- * (a zombie included) the number is its; once gone, the kernel does not hand the number out
- * while the group has members. A live process with that pid and without the marker is a stranger.
+ * The processes of `table` whose marker or descriptors we may judge: live, ours (uid), in our pid
+ * namespace, and neither us nor one of our ancestors (a runtime that is itself a job of a dead
+ * instance is its own business: a sweep it caused must not kill it).
  */
-function groupStillOurs(leader: number, prefix: string): boolean {
-  const state = readProcStat(leader)?.state;
-  return state === undefined || state === 'Z' || state === 'X' || environHasPrefix(leader, prefix);
+export function judgeable(table: ProcEntry[]): ProcEntry[] {
+  const byPid = new Map(table.map((entry) => [entry.pid, entry]));
+  const ancestors = new Set<number>();
+  for (let pid: number | undefined = process.pid; pid !== undefined && pid > 0 && !ancestors.has(pid); pid = byPid.get(pid)?.ppid) ancestors.add(pid);
+  const uid = process.getuid!();
+  return table.filter((entry) => !ancestors.has(entry.pid) && alive(entry) && processOwner(entry.pid) === uid && inOurPidNamespace(entry.pid));
+}
+
+/** The dead instance's processes now: marked with its name or holding its jobs' pipes, and their descendants. */
+function leftoverProcesses(dead: SupervisorIdentity, pipes: ReadonlySet<number>): ProcEntry[] {
+  const table = listProcesses();
+  const candidates = judgeable(table);
+  const prefix = markerPrefix(dead);
+  const roots = candidates
+    .filter((entry) => environHasPrefix(entry.pid, prefix) || (pipes.size > 0 && holdsPipe(entry.pid, pipes)))
+    .map((entry) => entry.pid);
+  const below = descendantsOf(roots, table);
+  return candidates.filter((entry) => below.has(entry.pid));
 }
 
 /** One round: signals what is left; returns how many things were still there. */
-function stopOnce(pid: number, jobs: readonly LostJob[]): number {
-  const prefix = markerPrefix(pid);
-  const ownCgroups = !liveSupervisor(pid);
+function stopOnce(dead: SupervisorIdentity, subtree: string | null, leftovers: LostLeftovers, pipes: ReadonlySet<number>): number {
   let left = 0;
-  for (const job of jobs) {
-    if (ownCgroups && job.cgroup !== null && subtreeOf(job.cgroup, pid) !== null && native.cgroupPopulated(job.cgroup)) {
-      native.cgroupKill(job.cgroup);
-      left++;
-    }
-    if (job.pid !== null && groupStillOurs(job.pid, prefix)) native.signalPid(-job.pid, SIGKILL);
-  }
-  const table = listProcesses();
-  // Whatever now has the dead pid (a recycled one) owns what is below it, markers or not.
-  const belowNamesake = descendantsOf([pid], table);
-  for (const entry of table) {
-    if (entry.state === 'Z' || entry.state === 'X' || belowNamesake.has(entry.pid) || entry.pid === process.pid) continue;
-    if (!environHasPrefix(entry.pid, prefix)) continue;
-    native.signalPid(entry.pid, SIGKILL);
+  if (subtree !== null && native.cgroupPopulated(subtree)) {
+    native.cgroupKill(subtree);
     left++;
   }
-  return left;
+  for (const job of leftovers.jobs) {
+    if (job.pid !== null && job.start !== null && signalGroupOf(job.pid, job.start, SIGKILL)) left++;
+  }
+  return left + freezeThenKill(() => leftoverProcesses(dead, pipes));
 }
 
-/** Kills every remaining process of dead supervisor `pid`'s jobs and removes its cgroup subtree. */
-export async function cleanupLostSupervisor(pid: number, cgroupRoot: string | null, jobs: readonly LostJob[]): Promise<void> {
+/**
+ * Kills every remaining process of dead instance `dead`'s jobs and removes its cgroup subtree.
+ * Does nothing when `dead` is alive (or is another boot's: nothing of it can be left). Returns
+ * whether it acted.
+ */
+export async function cleanupLostSupervisor(dead: SupervisorIdentity, scope: CleanupScope, leftovers: LostLeftovers = NOTHING): Promise<boolean> {
+  if (dead.boot !== bootId() || instanceAlive(dead)) return false;
+  const subtree = ownedSubtree(dead, scope);
+  const pipes = new Set(leftovers.pipes);
   const deadline = Date.now() + LOST_CLEANUP_DEADLINE_MS;
-  while (stopOnce(pid, jobs) > 0 && Date.now() < deadline) await pause();
-  if (cgroupRoot === null || path.basename(cgroupRoot) !== subtreeName(pid)) return;
-  while (Date.now() < deadline && !liveSupervisor(pid)) {
-    if (removeCgroupTree(cgroupRoot, native.cgroupRemove)) break;
+  while (stopOnce(dead, subtree, leftovers, pipes) > 0 && Date.now() < deadline) await pause();
+  if (subtree === null) return true;
+  while (Date.now() < deadline) {
+    if (removeCgroupTree(subtree, native.cgroupRemove)) break;
     await pause();
   }
+  return true;
 }
 
 function pause(): Promise<void> {

@@ -2,8 +2,8 @@
  * The end of a supervisor: every job stopped at once (no grace: the runtime is gone or asked),
  * everything below us killed and reaped, our cgroups removed, then exit.
  */
-import { constants as os } from 'node:os';
-import { native } from '../native.js';
+import { freezeThenKill } from '../containment/signal.js';
+import { alive } from '../containment/stragglers.js';
 import { descendantsOf, listProcesses } from '../platform/procfs.js';
 import type { SupervisorState } from '../state.js';
 
@@ -19,14 +19,13 @@ const SWEEP_PAUSE_MS = 2;
  */
 async function killEverythingBelowUs(): Promise<void> {
   const deadline = Date.now() + FINAL_SWEEP_MS;
-  for (;;) {
+  const below = () => {
     const table = listProcesses();
-    const alive = new Set(table.filter((entry) => entry.state !== 'Z' && entry.state !== 'X').map((entry) => entry.pid));
-    const left = [...descendantsOf([process.pid], table)].filter((pid) => pid !== process.pid && alive.has(pid));
-    if (left.length === 0 || Date.now() > deadline) return;
-    for (const pid of left) native.signalPid(pid, os.signals.SIGKILL);
-    await new Promise((resolve) => setTimeout(resolve, SWEEP_PAUSE_MS));
-  }
+    const found = descendantsOf([process.pid], table);
+    return table.filter((entry) => found.has(entry.pid) && entry.pid !== process.pid && alive(entry));
+  };
+  // Frozen first, then killed, each through a pidfd checked against what the scan saw.
+  while (freezeThenKill(below) > 0 && Date.now() <= deadline) await new Promise((resolve) => setTimeout(resolve, SWEEP_PAUSE_MS));
 }
 
 /** Stops everything and exits; `close` closes the channel last. Later calls join the first. */

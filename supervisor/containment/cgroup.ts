@@ -11,7 +11,7 @@ import { jobCgroupName, subtreeName } from '../names.js';
 import { removeCgroupTree } from '../platform/cgroup.js';
 import { cgroupOf } from '../platform/procfs.js';
 import type { Containment } from '../../src/protocol/messages.js';
-import { signalLeaderFirst } from './signal.js';
+import { sameProcess, signalIfStill, signalLeaderFirst } from './signal.js';
 import { markedStragglers } from './stragglers.js';
 import type { ContainmentStrategy, JobIdentity } from './strategy.js';
 
@@ -42,7 +42,7 @@ function cgroupTreePids(dir: string): number[] {
 export class CgroupStrategy implements ContainmentStrategy {
   readonly info: Containment;
 
-  /** `root`: our subtree (`heph-jobs-<pid>`), already made. */
+  /** `root`: our subtree (`heph-jobs-<pid>-<start>`), already made. */
   constructor(private readonly root: string, reason: string) {
     this.info = { mode: 'cgroup', cgroupRoot: root, reason };
   }
@@ -59,7 +59,7 @@ export class CgroupStrategy implements ContainmentStrategy {
 
   signalAll(job: JobIdentity, signal: number): void {
     // A pid read from cgroup.procs is ours while it is still in the job's cgroup (or one below).
-    const own = `/${subtreeName(process.pid)}/${jobCgroupName(job.job)}`;
+    const own = `/${subtreeName()}/${jobCgroupName(job.job)}`;
     signalLeaderFirst(job, this.members(job), signal, (pid) => {
       const cgroup = cgroupOf(pid);
       return cgroup !== null && (cgroup.endsWith(own) || cgroup.includes(`${own}/`));
@@ -79,7 +79,8 @@ export class CgroupStrategy implements ContainmentStrategy {
   isEmpty(job: JobIdentity): boolean {
     if (job.cgroup !== null && native.cgroupPopulated(job.cgroup)) return false;
     const stragglers = markedStragglers(job);
-    for (const pid of stragglers) native.signalPid(pid, SIGKILL);
+    const seen = new Map(stragglers.map((entry) => [entry.pid, entry.start]));
+    for (const { pid } of stragglers) signalIfStill(pid, SIGKILL, sameProcess(seen));
     return stragglers.length === 0;
   }
 

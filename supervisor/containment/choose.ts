@@ -9,23 +9,26 @@ import { CgroupStrategy } from './cgroup.js';
 import { ProcessGroupStrategy } from './process-group.js';
 import type { ContainmentStrategy } from './strategy.js';
 
+/**
+ * The cgroup directory our subtree is (or would be) made in: the configured one, else our own
+ * cgroup's directory. Also where a dead instance's subtree is looked for: supervisors of one
+ * runtime, and of runtimes started the same way, share it.
+ */
+export function cgroupParentOf(configured: string | null): { parent: string; reason: string } | { parent: null; reason: string } {
+  if (configured !== null) return { parent: configured, reason: `cgroup v2 tree at ${configured} (configured)` };
+  const probe = findOwnCgroupDir();
+  return probe.ok ? { parent: probe.parent, reason: `writable cgroup v2 tree at ${probe.parent}` } : { parent: null, reason: probe.reason };
+}
+
 /** Picks the strategy: cgroup when asked for or when `auto` finds a writable cgroup v2 tree. */
 export function chooseContainment(choice: ContainmentChoice, cgroupParent: string | null): ContainmentStrategy {
   if (choice === 'process-group') return new ProcessGroupStrategy('process-group containment was requested');
-  let parent = cgroupParent;
-  let reason: string;
+  const { parent, reason } = cgroupParentOf(cgroupParent);
   if (parent === null) {
-    const probe = findOwnCgroupDir();
-    if (!probe.ok) {
-      if (choice === 'cgroup') throw new Error(`cgroup containment was requested but is unavailable: ${probe.reason}`);
-      return new ProcessGroupStrategy(`no usable cgroup v2 tree: ${probe.reason}`);
-    }
-    parent = probe.parent;
-    reason = `writable cgroup v2 tree at ${parent}`;
-  } else {
-    reason = `cgroup v2 tree at ${parent} (configured)`;
+    if (choice === 'cgroup') throw new Error(`cgroup containment was requested but is unavailable: ${reason}`);
+    return new ProcessGroupStrategy(`no usable cgroup v2 tree: ${reason}`);
   }
-  const root = path.join(parent, subtreeName(process.pid));
+  const root = path.join(parent, subtreeName());
   try {
     native.cgroupCreate(root);
     if (!fs.existsSync(path.join(root, 'cgroup.kill'))) {

@@ -4,5 +4,5 @@
  * where none does; choose.ts picks one at hello. signal.ts sends signals that reach only the
  * process a scan saw; stragglers.ts finds job processes that left their session or cgroup.
  */
-export { chooseContainment } from './choose.js';
+export { cgroupParentOf, chooseContainment } from './choose.js';
 export type { ContainmentStrategy, JobIdentity } from './strategy.js';

@@ -5,19 +5,14 @@
  * stopped with SIGSTOP first so none can fork away while we look, then SIGKILLed, until none is
  * left.
  */
-import { constants as os } from 'node:os';
 import { descendantsOf, listProcesses, type ProcEntry } from '../platform/procfs.js';
 import type { Containment } from '../../src/protocol/messages.js';
-import { sameProcess, signalIfStill, signalLeaderFirst } from './signal.js';
+import { freezeThenKill, sameProcess, signalLeaderFirst } from './signal.js';
 import { alive, markedStragglers } from './stragglers.js';
 import type { ContainmentStrategy, JobIdentity } from './strategy.js';
 
-const SIGKILL = os.signals.SIGKILL;
-const SIGSTOP = os.signals.SIGSTOP;
 /** How often a job with no kernel "empty" event is looked at again (a backstop to reaps). */
 const EMPTY_CHECK_MS = 50;
-/** Freeze rounds before the kill: each finds what forked just before the previous SIGSTOPs. */
-const MAX_FREEZE_ROUNDS = 100;
 
 export class ProcessGroupStrategy implements ContainmentStrategy {
   readonly info: Containment;
@@ -53,7 +48,7 @@ export class ProcessGroupStrategy implements ContainmentStrategy {
     }
     // Only processes below the supervisor can carry our marker legitimately; checking their
     // environment is the expensive part, so limit it to them.
-    for (const pid of markedStragglers(job)) roots.add(pid);
+    for (const straggler of markedStragglers(job)) roots.add(straggler.pid);
     const found = descendantsOf(roots, table);
     const byPid = new Map(table.map((entry) => [entry.pid, entry]));
     const members: ProcEntry[] = [];
@@ -71,22 +66,8 @@ export class ProcessGroupStrategy implements ContainmentStrategy {
   }
 
   killAll(job: JobIdentity): void {
-    // Freeze first so nothing forks away between the scan and the kill; repeat until a scan
-    // finds no one new (a process forked just before its SIGSTOP shows up in the next scan).
-    const seen = new Map<number, string>();
-    const stillOurs = sameProcess(seen);
-    const scan = () => this.scan(job).map((entry) => (seen.set(entry.pid, entry.start), entry.pid));
-    const stopped = new Set<number>();
-    for (let round = 0; round < MAX_FREEZE_ROUNDS; round++) {
-      const fresh = scan().filter((pid) => !stopped.has(pid));
-      if (fresh.length === 0) break;
-      for (const pid of fresh) {
-        signalIfStill(pid, SIGSTOP, stillOurs);
-        stopped.add(pid);
-      }
-    }
-    for (const pid of stopped) signalIfStill(pid, SIGKILL, stillOurs);
-    for (const pid of scan()) signalIfStill(pid, SIGKILL, stillOurs);
+    // Freeze first so nothing forks away between the scan and the kill.
+    freezeThenKill(() => this.scan(job));
   }
 
   isEmpty(job: JobIdentity): boolean {

@@ -3,9 +3,15 @@
  * process is reaped the kernel may give it to a stranger, so every signal here goes through a
  * pidfd opened before the check that the pid is still ours.
  */
+import { constants as os } from 'node:os';
 import { native } from '../native.js';
-import { processStartTime, readProcStat } from '../platform/procfs.js';
+import { processStartTime, readProcStat, type ProcEntry } from '../platform/procfs.js';
 import type { JobIdentity } from './strategy.js';
+
+const SIGKILL = os.signals.SIGKILL;
+const SIGSTOP = os.signals.SIGSTOP;
+/** Freeze rounds before the kill: each finds what forked just before the previous SIGSTOPs. */
+const MAX_FREEZE_ROUNDS = 100;
 
 /**
  * Signals the leader's process group first, in one kill(2) (atomic for the group, as a terminal's
@@ -52,4 +58,53 @@ export function signalIfStill(pid: number, signal: number, stillOurs: (pid: numb
   } finally {
     native.closeFd(fd);
   }
+}
+
+/**
+ * Signals the process group led by `pid` only while `pid` still names the process that started at
+ * `start` and leads its own group (a job leader: it called setsid, so its group id is its pid for
+ * good). A pidfd held across the check and the kill(2) pins the pid: while we hold it the number
+ * cannot be given to another process, so the group signalled is the one the check saw (or one its
+ * members still keep, if the leader died in between). False when it is not (or no longer) that.
+ */
+export function signalGroupOf(pid: number, start: string, signal: number): boolean {
+  let fd: number;
+  try {
+    fd = native.pidfdOpen(pid);
+  } catch {
+    return false; // reaped: its group id may be anyone's by now
+  }
+  try {
+    const entry = readProcStat(pid);
+    if (entry === null || entry.start !== start || entry.pgid !== pid) return false;
+    return native.signalPid(-pid, signal);
+  } catch {
+    return false; // EPERM: nothing in that group is ours to signal
+  } finally {
+    native.closeFd(fd);
+  }
+}
+
+/**
+ * Stops every process `scan` finds with SIGSTOP, scanning again until no new one appears (a
+ * process forked just before its SIGSTOP shows up in the next scan), then SIGKILLs them all and
+ * whatever a last scan finds. Each signal goes through a pidfd to the process the scan saw.
+ * Returns how many processes were found.
+ */
+export function freezeThenKill(scan: () => ProcEntry[]): number {
+  const seen = new Map<number, string>();
+  const stillOurs = sameProcess(seen);
+  const rescan = () => scan().map((entry) => (seen.set(entry.pid, entry.start), entry.pid));
+  const stopped = new Set<number>();
+  for (let round = 0; round < MAX_FREEZE_ROUNDS; round++) {
+    const fresh = rescan().filter((pid) => !stopped.has(pid));
+    if (fresh.length === 0) break;
+    for (const pid of fresh) {
+      signalIfStill(pid, SIGSTOP, stillOurs);
+      stopped.add(pid);
+    }
+  }
+  for (const pid of stopped) signalIfStill(pid, SIGKILL, stillOurs);
+  for (const pid of rescan()) signalIfStill(pid, SIGKILL, stillOurs);
+  return stopped.size;
 }

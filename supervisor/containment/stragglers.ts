@@ -16,12 +16,12 @@ export function alive(entry: ProcEntry): boolean {
  * the subreaper, once its parents in the job are gone, so looking at our own children (not at
  * every process on the machine) finds them. Their own children follow once they are killed.
  */
-export function markedStragglers(job: JobIdentity): number[] {
-  const found: number[] = [];
+export function markedStragglers(job: JobIdentity): ProcEntry[] {
+  const found: ProcEntry[] = [];
   for (const pid of childrenOf(process.pid)) {
     if (pid === job.pid) continue;
     const entry = readProcStat(pid);
-    if (entry && alive(entry) && environContains(pid, job.marker)) found.push(pid);
+    if (entry && alive(entry) && environContains(pid, job.marker)) found.push(entry);
   }
   return found;
 }

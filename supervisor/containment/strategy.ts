@@ -8,7 +8,7 @@ import type { Containment } from '../../src/protocol/messages.js';
 export interface JobIdentity {
   job: number;
   pid: number;
-  /** `HEPH_JOB=<supervisor pid>:<job>` in every job process's environment. */
+  /** `HEPH_JOB=<supervisor pid>-<its start time>:<job>` in every job process's environment. */
   marker: string;
   cgroup: string | null;
   /** Set once the reaper has reaped the leader: from then on its pid may name another process. */

@@ -12,6 +12,9 @@ import type { ContainmentStrategy, JobIdentity } from '../containment/index.js';
 import { OutputRing, type ReadOptions, type OutputRead } from '../output/index.js';
 import type { WaitableJob } from '../requests/read-wait.js';
 import { jobMarker } from '../names.js';
+import { processStartTime } from '../platform/procfs.js';
+import { stopAbandoned } from './abandon.js';
+import { injectFault } from './faults.js';
 import { hasZombieChildren } from './zombies.js';
 import { jobStats } from './stats.js';
 
@@ -73,17 +76,49 @@ export class SupervisedJob implements WaitableJob {
     this.ring = new OutputRing(config.output);
     this.identity = { job: params.job, pid: reply.pid, marker: jobMarker(params.job), cgroup: reply.cgroup, pidfd: spawned.pidfd };
     this.pidfd = spawned.pidfd;
-    this.attachOutput(spawned.stdout, 'stdout');
-    if (spawned.stderr >= 0) this.attachOutput(spawned.stderr, 'stderr');
     this.hadStdin = spawned.stdin >= 0;
-    if (spawned.stdin >= 0) this.stdin = new net.Socket({ fd: spawned.stdin, readable: false, writable: true });
-    // EPIPE when the job stops reading: nothing to do, the job decides what it reads.
-    this.stdin?.on('error', () => {});
-    this.stopWatching = strategy.watch(this.identity, () => this.poke());
   }
 
-  /** Spawns the leader. Throws SpawnError (nothing is left behind: the cgroup is removed). */
-  static start(params: SpawnParams, strategy: ContainmentStrategy, config: SupervisorConfig, hooks: JobHooks): SupervisedJob {
+  /**
+   * The steps after the spawn, each of which may fail (a socket on a pipe, the watch that meets
+   * inotify's limit): the pipes wrapped, the watch set. On a failure the pipes not yet wrapped are
+   * closed here; the wrapped ones are the job's (discard closes them).
+   */
+  private setUp(spawned: { stdin: number; stdout: number; stderr: number }): void {
+    const unwrapped = new Set([spawned.stdout, spawned.stderr, spawned.stdin].filter((fd) => fd >= 0));
+    try {
+      this.attachOutput(spawned.stdout, 'stdout');
+      unwrapped.delete(spawned.stdout);
+      if (spawned.stderr >= 0) this.attachOutput(spawned.stderr, 'stderr');
+      unwrapped.delete(spawned.stderr);
+      if (spawned.stdin >= 0) this.stdin = new net.Socket({ fd: spawned.stdin, readable: false, writable: true });
+      unwrapped.delete(spawned.stdin);
+      // EPIPE when the job stops reading: nothing to do, the job decides what it reads.
+      this.stdin?.on('error', () => {});
+      injectFault('job-watch');
+      this.stopWatching = this.strategy.watch(this.identity, () => this.poke());
+    } catch (error) {
+      for (const fd of unwrapped) native.closeFd(fd);
+      throw error;
+    }
+  }
+
+  /** A job whose setup failed: its pipes closed, every process killed and reaped, its cgroup gone. */
+  private discard(): Promise<void> {
+    for (const stream of this.streams) stream.destroy();
+    this.stdin?.destroy();
+    this.stdin = null;
+    const pidfd = this.pidfd;
+    this.pidfd = -1;
+    return stopAbandoned(this.id + 1, this.identity, this.strategy, pidfd);
+  }
+
+  /**
+   * Spawns the leader and sets the job up. Throws SpawnError, and nothing is left behind: when
+   * the spawn fails, the cgroup is removed; when a later step fails, the leader and all it started
+   * are killed and reaped first, and every descriptor is closed.
+   */
+  static async start(params: SpawnParams, strategy: ContainmentStrategy, config: SupervisorConfig, hooks: JobHooks): Promise<SupervisedJob> {
     const cgroup = strategy.prepare(params.job);
     let spawned;
     try {
@@ -102,8 +137,19 @@ export class SupervisedJob implements WaitableJob {
       if (cgroup) native.cgroupRemove(cgroup);
       throw new SpawnError(describeSpawnFailure(error, params), { cause: error, details: nativeDetails(error) });
     }
-    const reply: SpawnReply = { pid: spawned.pid, cgroup, method: spawned.method, startedAt: Date.now() };
-    return new SupervisedJob(params, strategy, config, hooks, reply, spawned);
+    const reply: SpawnReply = { pid: spawned.pid, start: leaderStart(spawned), cgroup, method: spawned.method, startedAt: Date.now() };
+    const job = new SupervisedJob(params, strategy, config, hooks, reply, spawned);
+    try {
+      job.setUp(spawned);
+    } catch (error) {
+      // Before any await: the reaper's report of the leader must find the discard listening.
+      await job.discard();
+      throw new SpawnError(`the job started but could not be set up, so it was stopped: ${(error as Error).message}`, {
+        cause: error,
+        details: nativeDetails(error),
+      });
+    }
+    return job;
   }
 
   /** What the job is now; `withStats` adds its resources (a /proc and cgroup read). */
@@ -352,6 +398,16 @@ export class SupervisedJob implements WaitableJob {
     stream.on('error', () => this.ring.end(name));
     this.streams.push(stream);
   }
+}
+
+/**
+ * The leader's start time, read while a pidfd shows it unreaped: the read came first, so it was
+ * of the leader, not of a process that got its pid after our reaper thread reaped it. Null when
+ * it was reaped already.
+ */
+function leaderStart(spawned: { pid: number; pidfd: number }): string | null {
+  const start = processStartTime(spawned.pid);
+  return start !== null && native.pidfdSendSignal(spawned.pidfd, 0) ? start : null;
 }
 
 /** Runs `fn` once the event loop has polled for I/O at least once more. */

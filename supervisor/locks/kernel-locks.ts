@@ -16,9 +16,10 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { native } from '../native.js';
 import type { LockDirectory } from './lock-dir.js';
-import { cleanupLostSupervisor } from '../cleanup/lost-cleanup.js';
-import { subtreeOf } from '../names.js';
-import { processStartTime, readProcStat } from '../platform/procfs.js';
+import { cleanupLostSupervisor, type CleanupScope } from '../cleanup/lost-cleanup.js';
+import { instanceAlive } from '../identity.js';
+import { processStartTime } from '../platform/procfs.js';
+import { instanceName, parseIdentity, type SupervisorIdentity } from '../../src/protocol/identity.js';
 import type { LockResource } from '../../src/protocol/messages.js';
 import { pathAncestors } from '../../src/protocol/resource-path.js';
 
@@ -49,35 +50,31 @@ let nextSlot = 0;
 /** What a holder writes into a lock file (one JSON line). */
 export interface HolderRecord {
   resource: string;
-  /** The holding supervisor, and its start time (a recycled pid is not the holder). */
+  /** The holding supervisor instance: pid, start time and boot (a recycled pid is not the holder). */
   pid: number;
   start: string | null;
+  boot?: string;
   job: number | null;
   /** The job's cgroup, or the supervisor's subtree. */
   cgroup: string | null;
 }
 
-/** A holder whose supervisor is gone: its locks were dropped by the kernel, not released. */
-function isDead(record: HolderRecord): boolean {
-  if (record.pid === process.pid) return false;
-  const start = processStartTime(record.pid);
-  if (start === null || (record.start !== null && start !== record.start)) return true;
-  // A zombie has exited (its locks are gone) but keeps its /proc entry until its parent, often
-  // init, gets round to reaping it.
-  const state = readProcStat(record.pid)?.state;
-  return state === 'Z' || state === 'X';
+/**
+ * The dead holders among `records`: each names a supervisor instance (pid, start time, boot); one
+ * that is malformed (written by anyone who can write the file) or alive is nobody to clean up.
+ */
+function deadHolders(records: HolderRecord[]): SupervisorIdentity[] {
+  const dead = new Map<string, SupervisorIdentity>();
+  for (const record of records) {
+    const identity = parseIdentity(record);
+    if (identity !== null && !instanceAlive(identity)) dead.set(`${instanceName(identity)}@${identity.boot}`, identity);
+  }
+  return [...dead.values()];
 }
 
-/** Stops what is left of dead holders' jobs (their cgroups, and processes with their marker). */
-async function stopDeadHolders(records: HolderRecord[]): Promise<void> {
-  const dead = new Map<number, HolderRecord[]>();
-  for (const record of records) if (isDead(record)) dead.set(record.pid, [...(dead.get(record.pid) ?? []), record]);
-  for (const [pid, held] of dead) {
-    // Its subtree, heph-jobs-<pid>, is removed too once empty (every process carrying its marker
-    // is killed by the cleanup, so nothing keeps it populated for long).
-    const subtree = held.map((record) => (record.cgroup === null ? null : subtreeOf(record.cgroup, pid))).find((dir) => dir !== null) ?? null;
-    await cleanupLostSupervisor(pid, subtree, held.map((record) => ({ pid: null, cgroup: record.cgroup })));
-  }
+/** Stops what is left of dead holders' jobs (their cgroup subtrees, and processes with their marker). */
+async function stopDeadHolders(records: HolderRecord[], scope: CleanupScope): Promise<void> {
+  for (const dead of deadHolders(records)) await cleanupLostSupervisor(dead, scope);
 }
 
 export class KernelLocks {
@@ -85,7 +82,10 @@ export class KernelLocks {
   private readonly pending = new Map<number, () => void>();
 
   /** `dir`: opened and checked by openLockDirectory; every lock file is opened relative to it. */
-  constructor(private readonly dir: LockDirectory) {}
+  constructor(
+    private readonly dir: LockDirectory,
+    private readonly scope: CleanupScope = { cgroupParent: null },
+  ) {}
 
   /** Takes every resource or none, retrying until all are free; `cancel(lease)` stops the wait. */
   async acquire(lease: number, resources: LockResource[], record: Record<string, unknown>): Promise<void> {
@@ -104,7 +104,7 @@ export class KernelLocks {
           this.held.set(lease, fds);
           // The kernel dropped a dead supervisor's locks at once, but its jobs may still be running
           // (until their runtime stops them): stop them first, so the resource is really free.
-          await stopDeadHolders(this.readRecords(resources, steps, fds));
+          await stopDeadHolders(this.readRecords(resources, steps, fds), this.scope);
           this.writeRecords(resources, steps, fds, record);
           return;
         }

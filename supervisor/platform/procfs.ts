@@ -95,6 +95,19 @@ function someEnvironEntry(pid: number, test: (environ: Buffer, start: number, en
   return false;
 }
 
+/** The entries of /proc/PID/environ that start with `prefix` (empty when gone or unreadable). */
+export function environEntries(pid: number, prefix: string): string[] {
+  const bytes = Buffer.from(prefix);
+  const found: string[] = [];
+  someEnvironEntry(pid, (environ, start, end) => {
+    if (end - start >= bytes.length && environ.compare(bytes, 0, bytes.length, start, start + bytes.length) === 0) {
+      found.push(environ.toString('latin1', start, end));
+    }
+    return false;
+  });
+  return found;
+}
+
 /** True when /proc/PID/environ contains exactly `needle` (a `KEY=value` entry). */
 export function environContains(pid: number, needle: string): boolean {
   const bytes = Buffer.from(needle);
@@ -107,25 +120,40 @@ export function environHasPrefix(pid: number, prefix: string): boolean {
   return someEnvironEntry(pid, (environ, start, end) => end - start >= bytes.length && environ.compare(bytes, 0, bytes.length, start, start + bytes.length) === 0);
 }
 
-/** The children of every thread of `pid` (orphans reparented to a subreaper may be attached to
- * any of its threads). */
+/**
+ * The children of `pid` (zombies included). Read from /proc/PID/task/TID/children, one file per
+ * thread (orphans reparented to a subreaper may be attached to any of its threads), where the
+ * kernel has them (CONFIG_PROC_CHILDREN); else found by a scan of /proc for that ppid.
+ */
 export function childrenOf(pid: number): number[] {
+  return childrenFromTaskFiles(pid) ?? childrenByPpid(pid);
+}
+
+/** The children listed in `pid`'s per-thread children files; null when this kernel has none. */
+export function childrenFromTaskFiles(pid: number): number[] | null {
   const children: number[] = [];
   let tasks: string[];
   try {
     tasks = fs.readdirSync(`/proc/${pid}/task`);
   } catch {
-    return children;
+    return children; // gone
   }
   for (const tid of tasks) {
     try {
       const text = fs.readFileSync(`/proc/${pid}/task/${tid}/children`, 'latin1').trim();
       if (text) for (const child of text.split(' ')) children.push(Number(child));
-    } catch {
-      // The thread ended while we looked.
+    } catch (error) {
+      // No such file while the task is still there: the kernel was built without it.
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT' && fs.existsSync(`/proc/${pid}/task/${tid}/stat`)) return null;
+      // Otherwise the thread ended while we looked.
     }
   }
   return children;
+}
+
+/** The processes whose parent is `pid`, from a scan of /proc (every kernel has this). */
+export function childrenByPpid(pid: number, table: ProcEntry[] = listProcesses()): number[] {
+  return table.filter((entry) => entry.ppid === pid).map((entry) => entry.pid);
 }
 
 /** Every descendant of the given roots (roots included when present), found by walking ppid links. */
@@ -158,4 +186,48 @@ export function cgroupOf(pid: number | 'self'): string | null {
     // gone
   }
   return null;
+}
+
+/** The user a process runs as, as /proc shows it (the owner of /proc/PID); null when gone. */
+export function processOwner(pid: number): number | null {
+  try {
+    return fs.statSync(`/proc/${pid}`).uid;
+  } catch {
+    return null;
+  }
+}
+
+let ownPidNamespace: string | null = null;
+
+/**
+ * Whether process `pid` lives in our pid namespace: a pid written into a marker by a supervisor
+ * in another namespace (a container sharing our view of /proc) means another process there.
+ */
+export function inOurPidNamespace(pid: number): boolean {
+  try {
+    ownPidNamespace ??= fs.readlinkSync('/proc/self/ns/pid');
+    return fs.readlinkSync(`/proc/${pid}/ns/pid`) === ownPidNamespace;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether one of process `pid`'s descriptors is a pipe whose inode is in `inodes` (`pipe:[N]`). */
+export function holdsPipe(pid: number, inodes: ReadonlySet<number>): boolean {
+  let fds: string[];
+  try {
+    fds = fs.readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return false;
+  }
+  for (const fd of fds) {
+    let target: string;
+    try {
+      target = fs.readlinkSync(`/proc/${pid}/fd/${fd}`);
+    } catch {
+      continue; // closed while we looked
+    }
+    if (target.startsWith('pipe:[') && inodes.has(Number(target.slice(6, -1)))) return true;
+  }
+  return false;
 }

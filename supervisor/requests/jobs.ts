@@ -7,9 +7,9 @@ import { waitOnOutput } from './read-wait.js';
 export function jobHandlers(context: RequestContext): Handlers<'spawn' | 'kill' | 'read' | 'write' | 'facts' | 'forget'> {
   const { state } = context;
   return {
-    spawn: ({ params }) => {
+    spawn: async ({ params }) => {
       const { strategy, config } = state.started();
-      const job = SupervisedJob.start(params, strategy, config, {
+      const job = await SupervisedJob.start(params, strategy, config, {
         onExited: (exited) =>
           context.send({ event: 'exited', job: exited.id, code: exited.exit!.code, signal: exited.exit!.signal, at: exited.exit!.at }),
         onDone: (finished) => context.send({ event: 'cleaned-up', job: finished.id, at: Date.now() }),

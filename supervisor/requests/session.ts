@@ -3,10 +3,12 @@
  * diagnostics, shutdown, and cleanup-lost (stop what a dead supervisor left behind).
  */
 import { ProtocolError } from '../../src/protocol/errors.js';
-import { chooseContainment } from '../containment/index.js';
+import { cgroupParentOf, chooseContainment } from '../containment/index.js';
 import { KernelLocks } from '../locks/kernel-locks.js';
 import { openLockDirectory } from '../locks/lock-dir.js';
 import { checkLostPaths, cleanupLostSupervisor } from '../cleanup/lost-cleanup.js';
+import { sweepDeadInstances } from '../cleanup/start-sweep.js';
+import { ownIdentity } from '../identity.js';
 import { native } from '../native.js';
 import type { Handlers, RequestContext } from './context.js';
 
@@ -16,9 +18,15 @@ export function sessionHandlers(context: RequestContext): Handlers<'hello' | 'pi
     hello: ({ config }) => {
       if (state.setup) throw new ProtocolError('hello was already received');
       const strategy = chooseContainment(config.containment, config.cgroupParent);
+      const scope = { cgroupParent: cgroupParentOf(config.cgroupParent).parent };
       const lockDir = openLockDirectory(config.lockDir);
-      state.start({ config, strategy, locks: new KernelLocks(lockDir) });
-      return { pid: process.pid, containment: strategy.info, subreaper: native.isChildSubreaper(), locks: lockDir.info };
+      state.start({ config, strategy, scope, locks: new KernelLocks(lockDir, scope) });
+      // What dead instances left (a runtime killed together with its supervisor): the first
+      // round of kills is sent before we answer; the rest (reaps, cgroup removal) goes on after.
+      sweepDeadInstances(scope).catch((error: unknown) => {
+        process.stderr.write(`heph-jobs supervisor: the sweep of dead supervisors' leftovers failed: ${(error as Error).message}\n`);
+      });
+      return { pid: process.pid, instance: ownIdentity(), containment: strategy.info, subreaper: native.isChildSubreaper(), locks: lockDir.info };
     },
     ping: () => ({ pid: process.pid }),
     // Node's internal list of loaded modules and bindings: tests prove child_process never is.
@@ -28,9 +36,9 @@ export function sessionHandlers(context: RequestContext): Handlers<'hello' | 'pi
       return null;
     },
     'cleanup-lost': async ({ supervisor, jobs }) => {
-      state.started();
-      checkLostPaths(supervisor.pid, supervisor.cgroupRoot, jobs);
-      await cleanupLostSupervisor(supervisor.pid, supervisor.cgroupRoot, jobs);
+      const { scope } = state.started();
+      checkLostPaths(supervisor, scope, jobs);
+      await cleanupLostSupervisor(supervisor, scope, { jobs, pipes: [] });
       return null;
     },
   };

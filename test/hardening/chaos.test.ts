@@ -265,7 +265,11 @@ describe.each(modeRows())('chaos (%s)', (mode, skip) => {
       // Cgroups: no subtree of any supervisor used.
       if (cgroupParent.ok) {
         const pids = [...supervisors, ...(crashed.host ? [crashed.host.supervisor.pid] : [])];
-        const left = pids.map((pid) => path.join(cgroupParent.parent, `heph-jobs-${pid}`)).filter((dir) => fs.existsSync(dir));
+        // Subtrees are named `heph-jobs-<pid>-<start time>`.
+        const left = fs
+          .readdirSync(cgroupParent.parent)
+          .filter((name) => pids.some((pid) => name.startsWith(`heph-jobs-${pid}-`)))
+          .map((name) => path.join(cgroupParent.parent, name));
         if (left.length > 0) failures.push(`cgroup directories left: ${left.join(' ')}`);
       }
       // Child processes of the test: the supervisors and the host are gone.

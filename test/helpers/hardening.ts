@@ -161,12 +161,13 @@ export async function waitForLines(
   }
 }
 
-/** A supervisor started by hand on a socket the test holds (no JobRuntime), as channel.test.ts does. */
-export function startBareSupervisor() {
+/** A supervisor started by hand on a socket the test holds (no JobRuntime), as channel.test.ts
+ * does; `env` adds to its environment (HEPH_JOBS_INJECT_FAULT). */
+export function startBareSupervisor(env: NodeJS.ProcessEnv = {}) {
   const child = spawn(process.execPath, [supervisorEntry()], {
     detached: true,
     stdio: ['ignore', 'ignore', 'inherit', 'pipe'],
-    env: { ...process.env, HEPH_JOBS_PARENT_PID: String(process.pid), MSGPACKR_NATIVE_ACCELERATION_DISABLED: 'true' },
+    env: { ...process.env, ...env, HEPH_JOBS_PARENT_PID: String(process.pid), MSGPACKR_NATIVE_ACCELERATION_DISABLED: 'true' },
   });
   const socket = child.stdio[3] as net.Socket;
   const reader = new FrameReader();

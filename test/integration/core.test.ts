@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { EofOracle, isReaped, isRunning, see, waitUntil, zombieChildren, type SeenProcess } from '../helpers/kernel.js';
 import { modeRows } from '../helpers/modes.js';
 import { FIXTURES, startRuntime, tempDir, waitForOutput } from '../helpers/runtime.js';
-import { supervisorDiagnostics, supervisorPid, waitFor } from '../../src/testing.js';
+import { supervisorDiagnostics, supervisorHello, supervisorPid, waitFor } from '../../src/testing.js';
 
 describe.each(modeRows())('supervisor core (%s)', (mode, skip) => {
   it.skipIf(skip)('reports an exit code exactly once', async () => {
@@ -155,7 +155,10 @@ describe.each(modeRows())('supervisor core (%s)', (mode, skip) => {
     expect(lines.filter((line) => /^\d+$/.test(line))).toEqual(['0', '1', '2']);
     expect(lines).toContain(`${report.pid} ${report.pid} ${report.pid}`);
     const cgroupLine = lines.find((line) => line.startsWith('0::'))!;
-    if (mode === 'cgroup') expect(cgroupLine).toMatch(new RegExp(`/heph-jobs-${supervisorPid(runtime)}/job-${report.id}$`));
+    // The subtree names the supervisor instance: its pid and its start time.
+    const instance = supervisorHello(runtime)!.instance;
+    expect(instance.pid).toBe(supervisorPid(runtime));
+    if (mode === 'cgroup') expect(cgroupLine).toMatch(new RegExp(`/heph-jobs-${instance.pid}-${instance.start}/job-${report.id}$`));
     else expect(cgroupLine).not.toContain('heph-jobs');
   });
 

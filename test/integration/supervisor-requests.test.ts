@@ -5,10 +5,11 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SupervisorConfig } from '../../src/protocol/messages.js';
 import { startBareSupervisor } from '../helpers/hardening.js';
-import { isRunning, waitUntil } from '../helpers/kernel.js';
+import { isRunning, startTime, waitUntil } from '../helpers/kernel.js';
 import { modeRows } from '../helpers/modes.js';
 import { tempDir } from '../helpers/runtime.js';
 
@@ -40,10 +41,15 @@ function config(mode: string, output: Partial<SupervisorConfig['output']> = {}):
   };
 }
 
+/** What each bare supervisor said its instance was (its hello reply). */
+const liveInstances = new Map<Bare, { pid: number; start: string; boot: string }>();
+
 async function bareSupervisor(mode: string, output: Partial<SupervisorConfig['output']> = {}): Promise<Bare> {
   const bare = startBareSupervisor();
   bares.push(bare);
-  expect(await bare.request({ type: 'hello', config: config(mode, output) })).toMatchObject({ ok: true });
+  const hello = (await bare.request({ type: 'hello', config: config(mode, output) })) as Reply;
+  expect(hello).toMatchObject({ ok: true, value: { pid: bare.child.pid, instance: { pid: bare.child.pid, start: startTime(bare.child.pid!) } } });
+  liveInstances.set(bare, hello.value.instance);
   return bare;
 }
 
@@ -189,69 +195,89 @@ function sleeper(env: Record<string, string>, command = 'exec sleep 60'): ChildP
   return child;
 }
 
-/** A pid that names no process: one that ran and was reaped. */
-async function deadPid(): Promise<number> {
-  const child = spawn('/bin/true', [], { stdio: 'ignore' });
-  await new Promise((resolve) => child.once('exit', resolve));
-  return child.pid!;
+/** The identity of a process that ran and was reaped: a supervisor instance that is dead. */
+async function deadInstance(): Promise<{ pid: number; start: string; boot: string }> {
+  const child = spawn('sleep', ['60'], { stdio: 'ignore' });
+  await waitUntil(() => startTime(child.pid!) !== null, 'the sleep to start');
+  const start = startTime(child.pid!)!;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGKILL');
+  await exited;
+  return { pid: child.pid!, start, boot: BOOT };
 }
 
+const BOOT = fs.readFileSync('/proc/sys/kernel/random/boot_id', 'latin1').trim();
+const marker = (instance: { pid: number; start: string }, job: number) => `${instance.pid}-${instance.start}:${job}`;
+
 describe('cleanup-lost', () => {
-  it('stops every process carrying a dead supervisor\'s marker, and nothing else', async () => {
+  it('stops every process carrying the dead instance\'s marker, and nothing else', async () => {
     const bare = await bareSupervisor('process-group');
-    const dead = await deadPid();
-    const marked = [sleeper({ HEPH_JOB: `${dead}:0` }), sleeper({ HEPH_JOB: `${dead}:7` })];
-    // Negative controls: another supervisor's marker whose pid starts with the dead one's digits,
-    // and no marker at all.
-    const spared = [sleeper({ HEPH_JOB: `${dead}0:0` }), sleeper({})];
+    const dead = await deadInstance();
+    // A live process whose instance name the dead one's is a prefix of (without the colon): the
+    // negative control for prefix matching, immune to any sweep (its instance is alive).
+    const live = sleeper({});
+    await waitUntil(() => isRunning(live.pid!), 'the live process to run');
+    const liveName = { pid: live.pid!, start: startTime(live.pid!)! };
+    const prefixOfLive = { pid: liveName.pid, start: liveName.start.slice(0, -1), boot: BOOT };
+    const marked = [sleeper({ HEPH_JOB: marker(dead, 0) }), sleeper({ HEPH_JOB: marker(dead, 7) })];
+    const spared = [sleeper({ HEPH_JOB: marker(liveName, 0) }), sleeper({ HEPH_JOB: `${liveName.pid}:0` }), sleeper({})];
     for (const child of [...marked, ...spared]) await waitUntil(() => isRunning(child.pid!), `sleeper ${child.pid} to run`);
 
-    const reply = await bare.request({ type: 'cleanup-lost', supervisor: { pid: dead, cgroupRoot: null }, jobs: [] }, 20_000);
-    expect(reply).toMatchObject({ ok: true });
+    for (const instance of [dead, prefixOfLive]) {
+      const reply = await bare.request({ type: 'cleanup-lost', supervisor: instance, jobs: [] }, 20_000);
+      expect(reply).toMatchObject({ ok: true });
+    }
     for (const child of marked) await waitUntil(() => child.signalCode !== null, `marked sleeper ${child.pid} to be killed`);
     expect(marked.map((child) => child.signalCode)).toEqual(['SIGKILL', 'SIGKILL']);
-    expect(spared.map((child) => isRunning(child.pid!))).toEqual([true, true]);
+    expect([live, ...spared].map((child) => isRunning(child.pid!))).toEqual([true, true, true, true]);
   });
 
-  it('spares what runs below a live process that now has the dead supervisor\'s pid', async () => {
-    const bare = await bareSupervisor('process-group');
-    // The namesake: a live shell whose child carries a marker naming the shell's own pid, as a
-    // recycled pid's owner would. A process with that marker outside its tree is the dead one's.
-    const namesake = sleeper({}, 'HEPH_JOB=$$:0 sleep 60 & wait');
-    const pid = namesake.pid!;
-    const orphan = sleeper({ HEPH_JOB: `${pid}:0` });
-    const below = () =>
-      fs
-        .readFileSync(`/proc/${pid}/task/${pid}/children`, 'latin1')
-        .trim()
-        .split(' ')
-        .filter(Boolean)
-        .map(Number);
-    await waitUntil(() => below().length === 1 && isRunning(orphan.pid!), 'the namesake\'s child and the orphan to run');
-    const child = below()[0]!;
-
-    const reply = await bare.request({ type: 'cleanup-lost', supervisor: { pid, cgroupRoot: null }, jobs: [{ pid: null, cgroup: null }] }, 20_000);
-    expect(reply).toMatchObject({ ok: true });
-    await waitUntil(() => orphan.signalCode !== null, 'the orphan to be killed');
-    expect(orphan.signalCode).toBe('SIGKILL');
-    expect([isRunning(pid), isRunning(child)]).toEqual([true, true]);
-  });
-
-  it('refuses cgroup paths outside the dead supervisor\'s subtree, and anything before hello', async () => {
+  it('refuses cgroup paths outside the dead instance\'s subtree, malformed identities, and anything before hello', async () => {
     const early = startBareSupervisor();
     bares.push(early);
-    const before = (await early.request({ type: 'cleanup-lost', supervisor: { pid: 12345, cgroupRoot: null }, jobs: [] })) as Reply;
+    const dead = await deadInstance();
+    const before = (await early.request({ type: 'cleanup-lost', supervisor: dead, jobs: [] })) as Reply;
     expect(before).toMatchObject({ ok: false, error: { message: expect.stringContaining('hello must come first') } });
 
     const bare = await bareSupervisor('process-group');
-    const dead = await deadPid();
-    const root = (await bare.request({ type: 'cleanup-lost', supervisor: { pid: dead, cgroupRoot: '/sys/fs/cgroup/user.slice' }, jobs: [] })) as Reply;
-    expect(root).toMatchObject({ ok: false, error: { code: 'ERR_PROTOCOL', message: expect.stringContaining('/sys/fs/cgroup/user.slice') } });
+    for (const supervisor of [
+      { pid: dead.pid, start: '../../x', boot: BOOT },
+      { pid: dead.pid, start: dead.start, boot: 'not-a-boot-id' },
+      { pid: dead.pid, cgroupRoot: null },
+    ]) {
+      const reply = (await bare.request({ type: 'cleanup-lost', supervisor, jobs: [] })) as Reply;
+      expect(reply).toMatchObject({ ok: false, error: { code: 'ERR_PROTOCOL', message: expect.stringMatching(/supervisor\.(start|boot)/) } });
+    }
     const job = (await bare.request({
       type: 'cleanup-lost',
-      supervisor: { pid: dead, cgroupRoot: null },
-      jobs: [{ pid: null, cgroup: `/sys/fs/cgroup/heph-jobs-${dead}0/job-0` }],
+      supervisor: dead,
+      jobs: [{ pid: null, start: null, cgroup: `/sys/fs/cgroup/heph-jobs-${dead.pid}-${dead.start}0/job-0` }],
     })) as Reply;
-    expect(job).toMatchObject({ ok: false, error: { code: 'ERR_PROTOCOL', message: expect.stringContaining(`heph-jobs-${dead}0`) } });
+    expect(job).toMatchObject({ ok: false, error: { code: 'ERR_PROTOCOL', message: expect.stringContaining(`heph-jobs-${dead.pid}-${dead.start}0`) } });
+  });
+});
+
+describe.each(modeRows())('cleanup-lost of a dead instance whose pid a live supervisor has (%s)', (mode, skip) => {
+  it.skipIf(skip)('spares the live supervisor\'s jobs and cgroups, and stops what carries the dead instance\'s marker', async () => {
+    const cleaner = await bareSupervisor(mode);
+    const live = await bareSupervisor(mode);
+    const instance = liveInstances.get(live)!;
+    const job = await spawnJob(live, 'exec sleep 60');
+    const facts = ((await live.request({ type: 'facts', job })) as Reply).value;
+    const liveCgroup: string | null = facts.cgroup;
+    expect(liveCgroup === null).toBe(mode !== 'cgroup');
+    // The dead instance had the live supervisor's pid, with another start time (a recycled pid).
+    const dead = { pid: instance.pid, start: String(Number(instance.start) - 1), boot: BOOT };
+    const leftover = sleeper({ HEPH_JOB: marker(dead, job) });
+    await waitUntil(() => isRunning(leftover.pid!), 'the dead instance\'s leftover to run');
+
+    const reply = await cleaner.request({ type: 'cleanup-lost', supervisor: dead, jobs: [] }, 20_000);
+    expect(reply).toMatchObject({ ok: true });
+    await waitUntil(() => leftover.signalCode !== null, 'the leftover to be killed');
+    // The live supervisor's job runs on, in its cgroup, and it can start another.
+    expect(((await live.request({ type: 'facts', job })) as Reply).value).toMatchObject({ exit: null, procs: 1 });
+    expect(isRunning(facts.pid)).toBe(true);
+    if (liveCgroup !== null) expect(fs.readFileSync(path.join(liveCgroup, 'cgroup.procs'), 'latin1').trim()).toBe(String(facts.pid));
+    await spawnJob(live, 'exit 0');
   });
 });

@@ -1,0 +1,53 @@
+/**
+ * The sweep when a supervisor starts (issue 12, item 9): a runtime and its supervisor killed
+ * together (an OOM kill takes both) leave their jobs running and their cgroups behind, and no one
+ * is left to send `cleanup-lost`. So each new supervisor looks for dead instances' leftovers, the
+ * `heph-jobs-<pid>-<start>` subtrees under our cgroup parent and the processes of our uid whose
+ * marker names an instance, and has lost-cleanup.ts stop each dead one's (a live instance's
+ * names are never acted on: its pid still has that start time).
+ */
+import fs from 'node:fs';
+import { instanceName, type SupervisorIdentity } from '../../src/protocol/identity.js';
+import { bootId, instanceAlive } from '../identity.js';
+import { MARKER_KEY, parseMarker, subtreeInstance } from '../names.js';
+import { environEntries, listProcesses } from '../platform/procfs.js';
+import { cleanupLostSupervisor, judgeable, type CleanupScope } from './lost-cleanup.js';
+
+/** Instances with something left that we can see, which are dead (this boot: /proc and cgroupfs hold nothing older). */
+export function deadInstances(scope: CleanupScope): SupervisorIdentity[] {
+  const boot = bootId();
+  const dead = new Map<string, SupervisorIdentity>();
+  const consider = (instance: { pid: number; start: string }) => {
+    const identity = { ...instance, boot };
+    const name = instanceName(identity);
+    if (!dead.has(name) && !instanceAlive(identity)) dead.set(name, identity);
+  };
+  if (scope.cgroupParent !== null) {
+    let entries: fs.Dirent[] = [];
+    try {
+      entries = fs.readdirSync(scope.cgroupParent, { withFileTypes: true });
+    } catch {
+      // No parent (any more): nothing of ours below it.
+    }
+    for (const entry of entries) {
+      const instance = entry.isDirectory() ? subtreeInstance(entry.name) : null;
+      if (instance !== null) consider(instance);
+    }
+  }
+  for (const entry of judgeable(listProcesses())) {
+    for (const marker of environEntries(entry.pid, MARKER_KEY)) {
+      const parsed = parseMarker(marker);
+      if (parsed !== null) consider(parsed.instance);
+    }
+  }
+  return [...dead.values()];
+}
+
+/**
+ * Stops what every dead instance left. The first round of kills happens before this returns its
+ * promise (cleanupLostSupervisor signals before its first await); the promise settles once all is
+ * gone and the subtrees are removed (or a deadline passed).
+ */
+export async function sweepDeadInstances(scope: CleanupScope): Promise<unknown> {
+  return Promise.all(deadInstances(scope).map((dead) => cleanupLostSupervisor(dead, scope)));
+}
