@@ -33,7 +33,7 @@ class Host {
   private readonly waiters: (() => void)[] = [];
 
   constructor(tmp: string, mode = 'process-group') {
-    const env = { ...process.env, TMPDIR: tmp };
+    const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: tmp };
     delete env.XDG_RUNTIME_DIR;
     this.child = spawn(process.execPath, [path.join(FIXTURES, 'lockdir-host.mjs'), mode, RESOURCE], { stdio: ['pipe', 'pipe', 'inherit'], env });
     readline.createInterface({ input: this.child.stdout! }).on('line', (line) => {
@@ -92,41 +92,50 @@ function deadPid(): number {
   return spawnSync('true').pid!;
 }
 
+/** A start time no process of this boot has (the forged instance's). */
+const FORGED_START = '4242';
+
 /**
- * Processes outside heph-jobs that a forged record names: one carrying the marker of the dead pid
- * in its environment, and (where a cgroup v2 tree is writable) one in a cgroup whose path holds
- * the dead pid's subtree name. Neither may be killed.
+ * Processes outside heph-jobs that a forged record names. The record names a dead instance (the
+ * dead pid with a start time no process had); the sentinels look like that instance's leftovers
+ * to a cleanup that trusts names: a root process with the dead pid's marker as markers used to be
+ * written, one in a cgroup named as its subtree used to be (where a cgroup v2 tree is writable),
+ * and one of the attacker's own carrying the instance's marker as markers are written now. None
+ * may be killed. (A root process carrying today's marker of a dead instance is that instance's
+ * leftover by definition, swept at every supervisor start, so it is no sentinel.)
  */
 class Sentinels {
   readonly children: ChildProcess[] = [];
-  cgroup: string | null = null;
+  readonly cgroups: string[] = [];
 
-  constructor(readonly dead: number) {
+  constructor(readonly dead: number, attacker: Attacker) {
     this.children.push(spawn('sleep', ['1000'], { stdio: 'ignore', env: { ...process.env, HEPH_JOB: `${dead}:1` } }));
+    this.children.push(attacker.start(`HEPH_JOB=${dead}-${FORGED_START}:1 exec sleep 1000`));
     const probe = findOwnCgroupDir();
-    if (probe.ok) {
-      const dir = path.join(probe.parent, `heph-jobs-${dead}`, 'victim');
-      try {
-        fs.mkdirSync(dir, { recursive: true });
-        this.cgroup = dir;
-        this.children.push(spawn('sh', ['-c', `echo $$ > ${dir}/cgroup.procs && exec sleep 1000`], { stdio: 'ignore' }));
-      } catch {
-        this.cgroup = null;
-      }
+    if (!probe.ok) return;
+    const dir = path.join(probe.parent, `heph-jobs-${dead}`, 'victim');
+    try {
+      fs.mkdirSync(dir, { recursive: true });
+    } catch {
+      return;
     }
+    this.cgroups.push(dir);
+    this.children.push(spawn('sh', ['-c', `echo $$ > ${dir}/cgroup.procs && exec sleep 1000`], { stdio: 'ignore' }));
   }
 
   pids(): number[] {
     return this.children.map((child) => child.pid!);
   }
 
-  /** The record the attacker plants: the dead pid as holder, the sentinel's cgroup as its job's. */
+  /** The record the attacker plants: the dead instance as holder (pid, start time, this boot), a sentinel's cgroup as its job's. */
   forgedRecord(): string {
-    return `${JSON.stringify({ resource: RESOURCE, mode: 'exclusive', pid: this.dead, start: null, job: 1, cgroup: this.cgroup ?? `/sys/fs/cgroup/heph-jobs-${this.dead}/victim` })}\n`;
+    const boot = fs.readFileSync('/proc/sys/kernel/random/boot_id', 'latin1').trim();
+    const cgroup = this.cgroups[0] ?? `/sys/fs/cgroup/heph-jobs-${this.dead}/victim`;
+    return `${JSON.stringify({ resource: RESOURCE, mode: 'exclusive', pid: this.dead, start: FORGED_START, boot, job: 1, cgroup })}\n`;
   }
 
   async ready(): Promise<void> {
-    if (this.cgroup) await waitUntil(() => fs.readFileSync(path.join(this.cgroup!, 'cgroup.procs'), 'utf8').trim() !== '', 'the cgroup sentinel to join');
+    for (const dir of this.cgroups) await waitUntil(() => fs.readFileSync(path.join(dir, 'cgroup.procs'), 'utf8').trim() !== '', 'the cgroup sentinel to join');
   }
 
   allRunning(): boolean {
@@ -145,7 +154,7 @@ class Sentinels {
       ),
     );
     // (A cleanup that wrongly acted on a forged record has removed them already.)
-    for (const dir of this.cgroup ? [this.cgroup, path.dirname(this.cgroup)] : []) {
+    for (const dir of this.cgroups.flatMap((cgroup) => [cgroup, path.dirname(cgroup)])) {
       try {
         fs.rmdirSync(dir);
       } catch (error) {
@@ -223,7 +232,7 @@ describe.skipIf(attackerUnavailable !== null)('the default lock directory plante
 
   it('a directory the attacker owns, with a forged holder record naming a dead pid and a cgroup: nothing is killed, root\'s jobs run', async () => {
     const tmp = sharedTmp();
-    const sentinels = new Sentinels(deadPid());
+    const sentinels = new Sentinels(deadPid(), attacker);
     try {
       await sentinels.ready();
       const name = await lockFileName();
@@ -244,7 +253,7 @@ describe.skipIf(attackerUnavailable !== null)('the default lock directory plante
     const tmp = sharedTmp();
     const checked = victimDir(0o700);
     const before = snapshot(checked);
-    const sentinels = new Sentinels(deadPid());
+    const sentinels = new Sentinels(deadPid(), attacker);
     try {
       await sentinels.ready();
       const name = await lockFileName();
@@ -301,7 +310,7 @@ describe.skipIf(attackerUnavailable !== null)('the default lock directory plante
     fs.chmodSync(victim, 0o755);
     fs.writeFileSync(path.join(victim, 'x.lock'), '');
     expect(snapshot(victim)).not.toEqual(before);
-    const sentinels = new Sentinels(deadPid());
+    const sentinels = new Sentinels(deadPid(), attacker);
     try {
       await sentinels.ready();
       expect(sentinels.allRunning()).toBe(true);
