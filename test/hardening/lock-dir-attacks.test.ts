@@ -8,10 +8,10 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import readline from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Attacker, attackerUnavailable, sharedTmp, snapshot } from '../helpers/attacker.js';
 import { isRunning, waitUntil } from '../helpers/kernel.js';
+import { LineChild } from '../helpers/line-child.js';
 import { FIXTURES, tempDir } from '../helpers/runtime.js';
 import { findOwnCgroupDir } from '../../supervisor/platform/cgroup.js';
 
@@ -27,63 +27,23 @@ afterAll(async () => {
 });
 
 /** The lock-dir fixture: a runtime whose default lock directory lies in `tmp`. */
-class Host {
-  readonly child: ChildProcess;
-  private readonly lines: Record<string, unknown>[] = [];
-  private readonly waiters: (() => void)[] = [];
-
-  constructor(tmp: string, mode = 'process-group') {
-    const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: tmp };
-    delete env.XDG_RUNTIME_DIR;
-    this.child = spawn(process.execPath, [path.join(FIXTURES, 'lockdir-host.mjs'), mode, RESOURCE], { stdio: ['pipe', 'pipe', 'inherit'], env });
-    readline.createInterface({ input: this.child.stdout! }).on('line', (line) => {
-      this.lines.push(JSON.parse(line));
-      for (const wake of this.waiters.splice(0)) wake();
-    });
-    this.child.once('exit', () => {
-      for (const wake of this.waiters.splice(0)) wake();
-    });
-  }
-
-  /** The next answer that has `key` (or an error answer, or the fixture's exit: a failure). */
-  async next(key: string): Promise<Record<string, unknown>> {
-    for (;;) {
-      const found = this.lines.find((line) => key in line || 'error' in line);
-      if (found) {
-        this.lines.splice(this.lines.indexOf(found), 1);
-        if ('error' in found) throw new Error(`the runtime answered with an error: ${String(found.error)}`);
-        return found;
-      }
-      if (this.child.exitCode !== null || this.child.signalCode !== null) {
-        throw new Error(`the runtime exited (${this.child.exitCode ?? this.child.signalCode}) before answering ${key}`);
-      }
-      await new Promise<void>((resolve) => this.waiters.push(resolve));
-    }
-  }
-
-  send(line: string): void {
-    this.child.stdin!.write(`${line}\n`);
-  }
-
-  async close(): Promise<void> {
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-    const exited = new Promise((resolve) => this.child.once('exit', resolve));
-    this.send('close');
-    await exited;
-  }
+function host(tmp: string, mode = 'process-group'): LineChild {
+  const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: tmp };
+  delete env.XDG_RUNTIME_DIR;
+  return new LineChild(path.join(FIXTURES, 'lockdir-host.mjs'), [mode, RESOURCE], env);
 }
 
 /** Starts a host, runs one locked job, closes; returns what it said. */
 async function runOnce(tmp: string, between?: () => void | Promise<void>, mode = 'process-group') {
-  const host = new Host(tmp, mode);
+  const runtime = host(tmp, mode);
   try {
-    const ready = await host.next('ready');
+    const ready = await runtime.next('ready');
     await between?.();
-    host.send('job');
-    const { job } = (await host.next('job')) as { job: { state: string; exitCode: number | null; text: string } };
+    runtime.send('job');
+    const { job } = (await runtime.next('job')) as { job: { state: string; exitCode: number | null; text: string } };
     return { limitations: ready.limitations as string[], job };
   } finally {
-    await host.close();
+    await runtime.closeWith('close');
   }
 }
 
