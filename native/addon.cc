@@ -35,7 +35,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("unlinkAt", Napi::Function::New(env, heph::UnlinkAt, "unlinkAt"));
   exports.Set("lockOpenAt", Napi::Function::New(env, heph::LockOpenAt, "lockOpenAt"));
   exports.Set("lockRange", Napi::Function::New(env, heph::LockRange, "lockRange"));
-  exports.Set("unlockAll", Napi::Function::New(env, heph::UnlockAll, "unlockAll"));
+  exports.Set("unlockRange", Napi::Function::New(env, heph::UnlockRange, "unlockRange"));
   exports.Set("seqpacketPair", Napi::Function::New(env, heph::SeqpacketPair, "seqpacketPair"));
   exports.Set("sendFds", Napi::Function::New(env, heph::SendFds, "sendFds"));
   exports.Set("receiveFds", Napi::Function::New(env, heph::ReceiveFds, "receiveFds"));

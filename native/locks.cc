@@ -60,11 +60,15 @@ Napi::Value LockRange(const Napi::CallbackInfo& info) {
   throw ErrnoError(env, errno, "fcntl(F_OFD_SETLK)");
 }
 
-// unlockAll(fd): drops every OFD lock of the open file description `fd` refers to, for every
-// descriptor that shares it (copies kept elsewhere then hold the file open, but lock nothing).
-Napi::Value UnlockAll(const Napi::CallbackInfo& info) {
-  int fd = FdArg(info, 0, "unlockAll(fd)", "fd");
-  if (!SetLock(fd, F_UNLCK, 0, 0)) throw ErrnoError(info.Env(), errno, "fcntl(F_OFD_SETLK, F_UNLCK)");
+// unlockRange(fd, start, length): drops the OFD locks of the open file description `fd` refers to
+// on [start, start+length) (length 0: from start on), for every descriptor that shares the
+// description (copies kept elsewhere then hold the file open, but lock nothing there).
+Napi::Value UnlockRange(const Napi::CallbackInfo& info) {
+  const char* where = "unlockRange(fd, start, length)";
+  int fd = FdArg(info, 0, where, "fd");
+  off_t start = static_cast<off_t>(IntegerArg(info, 1, where, "start", 0, kMaxSafeInteger));
+  off_t length = static_cast<off_t>(IntegerArg(info, 2, where, "length", 0, kMaxSafeInteger));
+  if (!SetLock(fd, F_UNLCK, start, length)) throw ErrnoError(info.Env(), errno, "fcntl(F_OFD_SETLK, F_UNLCK)");
   return info.Env().Undefined();
 }
 

@@ -7,6 +7,6 @@ namespace heph {
 
 Napi::Value LockOpenAt(const Napi::CallbackInfo& info);
 Napi::Value LockRange(const Napi::CallbackInfo& info);
-Napi::Value UnlockAll(const Napi::CallbackInfo& info);
+Napi::Value UnlockRange(const Napi::CallbackInfo& info);
 
 }  // namespace heph

@@ -747,3 +747,19 @@ export function lockDirLimitations(info: LockDirInfo): string[] {
       'jobs and calls but no other runtime on this machine.',
   ];
 }
+
+/**
+ * The process warning (code HEPH_JOBS_LOCK_BREACH) when a supervisor died and some of the leases it
+ * held for this runtime were not kept in the lock vault: `open` could have been taken by another
+ * runtime on this machine in between; `contended` (the host's own) are held by another now.
+ */
+export function lockBreachWarning(open: readonly string[], contended: readonly string[]): string {
+  const lost =
+    contended.length === 0
+      ? ''
+      : ` Another runtime holds ${contended.join(', ')} now, so this runtime's hold on them excludes only its own calls until released.`;
+  return (
+    `heph-jobs: the supervisor died while this runtime held ${open.join(', ')}, and their kernel locks were not kept ` +
+    `through the crash: another runtime on this machine could have taken them before a fresh supervisor took them again.${lost}`
+  );
+}

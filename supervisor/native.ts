@@ -83,8 +83,8 @@ export interface NativeAddon {
   lockOpenAt(dirfd: number, name: string): number;
   /** Takes an OFD lock on [start, start+length) of the file; false when someone holds a conflicting one. */
   lockRange(fd: number, exclusive: boolean, start: number, length: number): boolean;
-  /** Drops every OFD lock of the open file description, for every descriptor that shares it. */
-  unlockAll(fd: number): void;
+  /** Drops the OFD locks of the open file description on [start, start+length) (0: to the end), for every descriptor that shares it. */
+  unlockRange(fd: number, start: number, length: number): void;
   /** A connected pair of unix SOCK_SEQPACKET sockets, close-on-exec. */
   seqpacketPair(): [number, number];
   /** One message with up to 253 descriptors; false when the peer's queue is full. */

@@ -30,10 +30,17 @@ import type { JobStats } from './stats.js';
 export const CONTAINMENT_CHOICES = ['auto', 'cgroup', 'process-group'] as const;
 export const SIGNAL_NAMES = ['INT', 'TERM', 'KILL'] as const;
 export const LOCK_MODES = ['exclusive', 'shared'] as const;
+/**
+ * What a supervisor does with the lock vault (supervisor/locks/vault.ts) given its stdin: `create`
+ * it (stdin is a fresh carrier socket the runtime holds the other end of), `inherit` it (stdin is
+ * the runtime's end of the carrier an earlier supervisor filled), or `none` (no vault).
+ */
+export const VAULT_MODES = ['none', 'create', 'inherit'] as const;
 
 export type ContainmentChoice = (typeof CONTAINMENT_CHOICES)[number];
 export type ContainmentMode = Exclude<ContainmentChoice, 'auto'>;
 export type SignalName = (typeof SIGNAL_NAMES)[number];
+export type VaultMode = (typeof VAULT_MODES)[number];
 
 const supervisorConfig = object({
   /** Directory of the lock files (created 0700). */
@@ -84,7 +91,7 @@ const lostJob = object({
 });
 
 export const REQUESTS = {
-  hello: object({ config: supervisorConfig }),
+  hello: object({ config: supervisorConfig, vault: optional(oneOf(VAULT_MODES)) }),
   spawn: object({
     params: object({
       job: integer(0),
@@ -187,6 +194,12 @@ export interface HelloReply {
   containment: Containment;
   subreaper: boolean;
   locks: LockDirInfo;
+  /**
+   * The lock vault: `created`, `inherited` (then `adopted` lists the leases of a dead supervisor of
+   * this runtime whose locks were kept all along and are now held by this one), `missing` (asked to
+   * inherit, but the carrier held no vault) or `none`.
+   */
+  vault: { state: 'none' | 'created' | 'inherited' | 'missing'; adopted: number[] };
 }
 
 export interface SpawnReply {

@@ -14,7 +14,9 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LineChild } from '../helpers/line-child.js';
 import { summary } from '../helpers/hardening.js';
-import { FIXTURES, tempDir } from '../helpers/runtime.js';
+import { modeRows, type Mode } from '../helpers/modes.js';
+import { FIXTURES, startRuntime, tempDir, waitForOutput } from '../helpers/runtime.js';
+import { killSupervisor, withoutLockVault } from '../../src/testing.js';
 
 const ROUNDS = Number(process.env.HEPH_LOCK_CRASH_ROUNDS ?? 12);
 const RESOURCE = 'worktree:main';
@@ -83,5 +85,47 @@ describe('a lease outlives its supervisor while its runtime lives (issue 12, ite
     }
     summary(12.3, rounds, early, 'vault off (negative control): rounds the second runtime won');
     expect(early).toBeGreaterThan(0);
+  });
+});
+
+/**
+ * A job's lease through its supervisor's crash: the job is lost, and its lease is released only
+ * once the runtime's fresh supervisor has stopped what is left of it. The second runtime must get
+ * the resource after that (cleaned-up, on the same clock), with nothing of the job alive.
+ */
+async function jobRound(mode: Mode, vault: boolean): Promise<{ acquiredAt: bigint; cleanedAt: bigint | null; alive: unknown }> {
+  const lockDir = path.join(tempDir(), 'locks');
+  const runtime = await startRuntime(mode, { lockDir });
+  if (!vault) withoutLockVault(runtime);
+  const job = await runtime.background({ command: 'sleep 1000 & echo up; wait', locks: ['port:6200'] });
+  await waitForOutput(runtime, job.id, 'up');
+  let cleanedAt: bigint | null = null;
+  runtime.onJobEvent((event) => {
+    if (event.type === 'cleaned-up' && event.job === job.id) cleanedAt = process.hrtime.bigint();
+  });
+  const second = new LineChild(path.join(FIXTURES, 'lock-host.mjs'), [lockDir, 'port:6200', String(job.pid)]);
+  try {
+    await second.next('waiting');
+    killSupervisor(runtime, 'SIGKILL');
+    const acquired = await second.next('acquired');
+    return { acquiredAt: BigInt(acquired.at as string), cleanedAt, alive: acquired.alive };
+  } finally {
+    await second.kill();
+  }
+}
+
+describe.each(modeRows())('a job\'s lease through its supervisor\'s crash (%s)', (mode, skip) => {
+  it.skipIf(skip)('is released only once the lost job\'s leftovers are stopped', async () => {
+    const { acquiredAt, cleanedAt, alive } = await jobRound(mode, true);
+    expect(alive).toEqual([]);
+    expect(cleanedAt).not.toBeNull();
+    expect(acquiredAt > cleanedAt!).toBe(true);
+  });
+});
+
+describe('a job\'s lease through its supervisor\'s crash, without the vault (negative control)', () => {
+  it('is taken by the second runtime before the lost job is cleaned up', async () => {
+    const { acquiredAt, cleanedAt } = await jobRound('process-group', false);
+    expect(cleanedAt === null || acquiredAt < cleanedAt).toBe(true);
   });
 });

@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { KernelLocks } from '../../supervisor/locks/kernel-locks.js';
 import { openLockDirectory, type LockDirectory } from '../../supervisor/locks/lock-dir.js';
 import { normalizeResources } from '../../src/locks/index.js';
+import { processStartTime } from '../../supervisor/platform/procfs.js';
 
 const dirs: string[] = [];
 const opened: LockDirectory[] = [];
@@ -35,15 +36,17 @@ async function compatible(a: string, b: string): Promise<boolean> {
   const dir = lockDir();
   const first = locksOn(dir);
   const second = locksOn(dir);
-  await first.acquire(1, normalizeResources([parse(a)]), {});
-  const got = second.tryAcquire(2, normalizeResources([parse(b)]), {});
+  await first.acquire(1, normalizeResources([parse(a)]), OWNER);
+  const got = second.tryAcquire(2, normalizeResources([parse(b)]), OWNER);
   second.release(2);
   first.release(1);
   // Negative control for the pair: once the first is released, the second always gets it.
-  expect(second.tryAcquire(3, normalizeResources([parse(b)]), {})).toBe(true);
+  expect(second.tryAcquire(3, normalizeResources([parse(b)]), OWNER)).toBe(true);
   second.release(3);
   return got;
 }
+
+const OWNER = { label: 'test', job: null };
 
 function parse(text: string) {
   const [resource, mode] = text.split(' ');
@@ -73,11 +76,11 @@ describe('kernel locks', () => {
     const dir = lockDir();
     const first = locksOn(dir);
     const second = locksOn(dir);
-    await first.acquire(1, normalizeResources(['port:1']), {});
-    const waiting = second.acquire(2, normalizeResources(['port:2', 'port:1']), {});
+    await first.acquire(1, normalizeResources(['port:1']), OWNER);
+    const waiting = second.acquire(2, normalizeResources(['port:2', 'port:1']), OWNER);
     // While it waits, port:2 must be free for a third holder (all-or-nothing).
     const third = locksOn(dir);
-    await third.acquire(3, normalizeResources(['port:2']), {});
+    await third.acquire(3, normalizeResources(['port:2']), OWNER);
     third.release(3);
     first.release(1);
     await waiting;
@@ -89,11 +92,11 @@ describe('kernel locks', () => {
     const dir = lockDir();
     const locks = locksOn(dir);
     expect(fs.statSync(dir).mode & 0o777).toBe(0o700);
-    await locks.acquire(7, normalizeResources(['port:9']), { pid: process.pid, job: 3 });
+    await locks.acquire(7, normalizeResources(['port:9']), { label: 'a job', job: 3 });
     const files = fs.readdirSync(dir);
     expect(files).toHaveLength(1);
     const record = JSON.parse(fs.readFileSync(path.join(dir, files[0]!), 'utf8'));
-    expect(record).toMatchObject({ resource: 'port:9', pid: process.pid, job: 3 });
+    expect(record).toMatchObject({ v: 2, resource: 'port:9', mode: 'exclusive', pid: process.pid, start: processStartTime(process.pid), owner: 'a job', job: 3 });
     locks.release(7);
   });
 });

@@ -197,7 +197,7 @@ describe('native boundary guards', () => {
         { argument: 'dirfd', call: (v) => native.readLinkAt(v as number, 'x') },
         { argument: 'dirfd', call: (v) => native.unlinkAt(v as number, 'x', false) },
         { argument: 'dirfd', call: (v) => native.lockOpenAt(v as number, 'x') },
-        { argument: 'fd', call: (v) => native.unlockAll(v as number) },
+        { argument: 'fd', call: (v) => native.unlockRange(v as number, 0, 0) },
         { argument: 'socket', call: (v) => native.sendFds(v as number, Buffer.from('x'), [dirfd]) },
         { argument: 'socket', call: (v) => native.receiveFds(v as number, false) },
         { argument: 'fds[i]', call: (v) => native.sendFds(left, Buffer.from('x'), [v as number]) },
@@ -206,6 +206,10 @@ describe('native boundary guards', () => {
         for (const value of [...NOT_INTEGERS, -1, ...tooBigForInt]) expectGuard(() => call(value), argument);
       }
       for (const value of [...NOT_INTEGERS, -1, 0o10000]) expectGuard(() => native.mkdirAt(dirfd, 'x', value as number), 'mode');
+      for (const value of [...NOT_INTEGERS, -1, 2 ** 53]) {
+        expectGuard(() => native.unlockRange(0, value as number, 1), 'start');
+        expectGuard(() => native.unlockRange(0, 0, value as number), 'length');
+      }
       // One path component only: a '/' would let openat follow symlinks in the components before it.
       for (const name of ['', 'a/b', '/etc', '.', '..', 'a\0b', 7, undefined]) {
         expectGuard(() => native.openDirAt(dirfd, name as string), 'name');
