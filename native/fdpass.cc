@@ -28,6 +28,24 @@ constexpr size_t kMaxFdsPerMessage = 253;
 // Largest payload a message of ours carries; a longer one is not ours.
 constexpr size_t kMaxPayloadBytes = 64 * 1024;
 
+// One message's header: `data` as its only buffer, `control` as its ancillary data.
+struct Message {
+  struct iovec iov;
+  struct msghdr msg;
+
+  Message(char* data, size_t length, std::vector<char>& control) {
+    iov.iov_base = data;
+    iov.iov_len = length;
+    std::memset(&msg, 0, sizeof msg);
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.data();
+    msg.msg_controllen = control.size();
+  }
+  Message(const Message&) = delete;
+  Message& operator=(const Message&) = delete;
+};
+
 // Descriptors that arrived with a message: closed on every path that does not hand them over.
 class ReceivedFds {
  public:
@@ -82,16 +100,9 @@ Napi::Value SendFds(const Napi::CallbackInfo& info) {
     fds[i] = static_cast<int>(CheckInteger(list.Get(i), where, "fds[i]", 0, INT_MAX));
   }
 
-  struct iovec iov;
-  iov.iov_base = payload.Data();
-  iov.iov_len = payload.Length();
   std::vector<char> control(CMSG_SPACE(sizeof(int) * fds.size()), 0);
-  struct msghdr msg;
-  std::memset(&msg, 0, sizeof msg);
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control.data();
-  msg.msg_controllen = control.size();
+  Message message(payload.Data(), payload.Length(), control);
+  struct msghdr& msg = message.msg;
   struct cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
   cmsg->cmsg_level = SOL_SOCKET;
   cmsg->cmsg_type = SCM_RIGHTS;
@@ -121,16 +132,9 @@ Napi::Value ReceiveFds(const Napi::CallbackInfo& info) {
   bool peek = BooleanArg(info, 1, where, "peek");
 
   std::vector<char> data(kMaxPayloadBytes);
-  struct iovec iov;
-  iov.iov_base = data.data();
-  iov.iov_len = data.size();
   std::vector<char> control(CMSG_SPACE(sizeof(int) * kMaxFdsPerMessage), 0);
-  struct msghdr msg;
-  std::memset(&msg, 0, sizeof msg);
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control.data();
-  msg.msg_controllen = control.size();
+  Message message(data.data(), data.size(), control);
+  struct msghdr& msg = message.msg;
 
   ssize_t got;
   do got = recvmsg(sock, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC | (peek ? MSG_PEEK : 0));

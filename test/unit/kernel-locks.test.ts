@@ -3,32 +3,14 @@
  * descriptions, so they conflict exactly as two supervisors would.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { KernelLocks } from '../../supervisor/locks/kernel-locks.js';
-import { openLockDirectory, type LockDirectory } from '../../supervisor/locks/lock-dir.js';
+import { describe, expect, it } from 'vitest';
+import { locksOn, scratchDir } from '../helpers/lock-dirs.js';
 import { normalizeResources } from '../../src/locks/index.js';
 import { processStartTime } from '../../supervisor/platform/procfs.js';
 
-const dirs: string[] = [];
-const opened: LockDirectory[] = [];
-afterEach(() => {
-  for (const dir of opened.splice(0)) dir.close();
-  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
-});
-
-/** Locks on `dir` as one supervisor holds them (each opens the directory itself). */
-function locksOn(dir: string): KernelLocks {
-  const lockDir = openLockDirectory(dir);
-  opened.push(lockDir);
-  return new KernelLocks(lockDir);
-}
-
 function lockDir(): string {
-  const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'heph-locks-')), 'locks');
-  dirs.push(path.dirname(dir));
-  return dir;
+  return path.join(scratchDir(), 'locks');
 }
 
 /** True when `b` could be taken while `a` is held (by another holder). */

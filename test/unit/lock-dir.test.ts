@@ -8,8 +8,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openLockDirectory, walkLockDir, UnsafeLockDirError, type LockDirectory } from '../../supervisor/locks/lock-dir.js';
+import { openedLockDir, scratchDir } from '../helpers/lock-dirs.js';
 import { native } from '../../supervisor/native.js';
 
 const uid = process.getuid!();
@@ -17,24 +18,11 @@ const asRoot = uid === 0;
 /** An owner that is neither root nor us (root can chown to any number). */
 const STRANGER = 54_321;
 
-const dirs: string[] = [];
-const opened: LockDirectory[] = [];
-afterEach(() => {
-  for (const dir of opened.splice(0)) dir.close();
-  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
-});
-
 function scratch(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'heph-lockdir-'));
-  dirs.push(dir);
-  return dir;
+  return scratchDir('heph-lockdir-');
 }
 
-function open(dir: string): LockDirectory {
-  const lockDir = openLockDirectory(dir);
-  opened.push(lockDir);
-  return lockDir;
-}
+const open = openedLockDir;
 
 /** The problem the walk reports for `dir`, or null when it opens. */
 function problemOf(dir: string) {

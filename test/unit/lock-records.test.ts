@@ -6,33 +6,17 @@
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { normalizeResources } from '../../src/locks/index.js';
-import { KernelLocks, lockFileName } from '../../supervisor/locks/kernel-locks.js';
-import { openLockDirectory, type LockDirectory } from '../../supervisor/locks/lock-dir.js';
+import { lockFileName } from '../../supervisor/locks/kernel-locks.js';
+import { locksOn, scratchDir } from '../helpers/lock-dirs.js';
 import { formatRecord, MAX_RECORD_BYTES, parseRecord, readRecords, type HolderRecord } from '../../supervisor/locks/records.js';
 import { bootId, ownIdentity } from '../../supervisor/identity.js';
 import { subtreeName } from '../../supervisor/names.js';
 
-const dirs: string[] = [];
-const opened: LockDirectory[] = [];
-afterEach(() => {
-  for (const dir of opened.splice(0)) dir.close();
-  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
-});
-
 function scratch(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'heph-records-'));
-  dirs.push(dir);
-  return dir;
-}
-
-function locksOn(dir: string, scope = { cgroupParent: null as string | null }): KernelLocks {
-  const lockDir = openLockDirectory(dir);
-  opened.push(lockDir);
-  return new KernelLocks(lockDir, scope);
+  return scratchDir('heph-records-');
 }
 
 const OWNER = { label: 'test', job: null };
