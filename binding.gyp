@@ -21,13 +21,15 @@
         "native/addon.cc",
         "native/args.cc",
         "native/cgroup.cc",
+        "native/clone3.cc",
         "native/dirs.cc",
         "native/errors.cc",
         "native/fdpass.cc",
         "native/locks.cc",
         "native/process.cc",
         "native/reaper.cc",
-        "native/spawn.cc"
+        "native/spawn.cc",
+        "native/stdcxx-compat.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "defines": [

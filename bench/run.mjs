@@ -19,9 +19,10 @@ import * as crashCleanup from './figures/crash-cleanup.mjs';
 import * as statusRoundTrip from './figures/status-roundtrip.mjs';
 import * as supervisorStart from './figures/supervisor-start.mjs';
 import * as memory from './figures/memory.mjs';
+import * as memorySequence from './figures/memory-sequence.mjs';
 import * as locks from './figures/locks.mjs';
 
-const FIGURES = [spawnLatency, spawnThroughput, outputIngest, treeKill, crashCleanup, statusRoundTrip, supervisorStart, memory, locks];
+const FIGURES = [spawnLatency, spawnThroughput, outputIngest, treeKill, crashCleanup, statusRoundTrip, supervisorStart, memory, memorySequence, locks];
 
 const USAGE = `usage: npm run bench -- [--quick] [--only ${FIGURES.map((f) => f.id).join(',')}] [--json FILE] [--cpu-prof DIR]
   --quick         short runs (CI smoke, under 2 minutes)

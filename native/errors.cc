@@ -1,4 +1,4 @@
-// Node-style errno errors for the addon. See errno(3), strerrorname_np(3).
+// Node-style errno errors for the addon. See errno(3), strerror(3).
 #include "errors.h"
 
 #include <cstring>
@@ -6,11 +6,9 @@
 namespace heph {
 
 Napi::Error ErrnoError(Napi::Env env, int err, const char* syscall, const std::string& path) {
-  const char* name = strerrorname_np(err);
   std::string message = std::string(syscall) + " failed: " + std::strerror(err);
   if (!path.empty()) message += " (" + path + ")";
   Napi::Error error = Napi::Error::New(env, message);
-  error.Set("code", Napi::String::New(env, name != nullptr ? name : "UNKNOWN"));
   error.Set("errno", Napi::Number::New(env, err));
   error.Set("syscall", Napi::String::New(env, syscall));
   if (!path.empty()) error.Set("path", Napi::String::New(env, path));

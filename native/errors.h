@@ -1,5 +1,7 @@
-// Errors shaped like Node's own: every failed syscall becomes an Error with `code` (the errno
-// name, e.g. "EACCES"), `errno` (the number) and `syscall` (what failed, e.g. "clone3").
+// Errors shaped like Node's own: every failed syscall becomes an Error with `errno` (the number),
+// `syscall` (what failed, e.g. "clone3") and, for a path, `path`. The errno's name (`code`,
+// e.g. "EACCES") is added in TypeScript (supervisor/native.ts, from Node's own errno table):
+// naming it here needs strerrorname_np, which exists only from glibc 2.32 on.
 #pragma once
 
 #include <napi.h>

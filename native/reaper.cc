@@ -7,10 +7,12 @@
 #include "reaper.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
 
-#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
 #include <system_error>
 #include <thread>
 #include <unordered_map>
@@ -31,11 +33,15 @@ struct Reaped {
 // Process-lifetime state, deliberately never destroyed: the reaper thread blocks on these until
 // the process exits, and running their destructors at exit would wait for it forever
 // (pthread_cond_destroy waits for its waiters).
+// The sleep between "no children" and the next spawn is a plain pthread condition variable, not
+// std::condition_variable: libstdc++ 12 exports condition_variable::wait only at GLIBCXX_3.4.30,
+// and an addon that needs it does not load with the libstdc++ of RHEL 8/9, Debian 10/11 or
+// Ubuntu 20.04 (test/unit/native-symbols.test.ts holds the line).
 struct ReaperState {
   std::mutex table_mutex;
   std::unordered_map<pid_t, double> tokens;
-  std::mutex sleep_mutex;
-  std::condition_variable have_children;
+  pthread_mutex_t sleep_mutex = PTHREAD_MUTEX_INITIALIZER;
+  pthread_cond_t have_children = PTHREAD_COND_INITIALIZER;
   bool spawned_since_echild = false;
   bool started = false;
   Napi::ThreadSafeFunction report;
@@ -58,11 +64,18 @@ void CallJs(Napi::Env env, Napi::Function callback, Reaped* data) {
   delete data;
 }
 
+// These fail only on a misused mutex or condition variable (EINVAL, EPERM), a bug with no JS
+// caller to report to on this thread: abort, as std::mutex / std::condition_variable would.
+void Check(int status) {
+  if (status != 0) std::abort();
+}
+
 void WaitForChildren() {
   ReaperState& state = State();
-  std::unique_lock<std::mutex> lock(state.sleep_mutex);
-  state.have_children.wait(lock, [&state] { return state.spawned_since_echild; });
+  Check(pthread_mutex_lock(&state.sleep_mutex));
+  while (!state.spawned_since_echild) Check(pthread_cond_wait(&state.have_children, &state.sleep_mutex));
   state.spawned_since_echild = false;
+  Check(pthread_mutex_unlock(&state.sleep_mutex));
 }
 
 void ReapLoop() {
@@ -108,11 +121,10 @@ bool IsChildRegisteredLocked(pid_t pid) { return State().tokens.count(pid) != 0;
 
 void NotifyChildSpawned() {
   ReaperState& state = State();
-  {
-    std::lock_guard<std::mutex> lock(state.sleep_mutex);
-    state.spawned_since_echild = true;
-  }
-  state.have_children.notify_one();
+  Check(pthread_mutex_lock(&state.sleep_mutex));
+  state.spawned_since_echild = true;
+  Check(pthread_cond_signal(&state.have_children));
+  Check(pthread_mutex_unlock(&state.sleep_mutex));
 }
 
 // startReaper(callback): starts the one reaper thread of this process; callback({pid, token,

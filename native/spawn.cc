@@ -1,11 +1,22 @@
-// Job spawning. See clone3(2) (CLONE_INTO_CGROUP, CLONE_PIDFD), fork(2), setsid(2),
-// close_range(2), execve(2), signal-safety(7), pidfd_open(2), cgroups(7) ("cgroup.procs"),
-// pthread_sigmask(3), getrlimit(2), waitpid(2).
+// Job spawning. See clone3(2) (CLONE_VM, CLONE_VFORK, CLONE_INTO_CGROUP, CLONE_PIDFD), vfork(2),
+// fork(2), setsid(2), close_range(2), execve(2), signal-safety(7), rt_sigaction(2) and
+// rt_sigprocmask(2) ("C library/kernel differences"), pidfd_open(2), cgroups(7) ("cgroup.procs"),
+// mmap(2), getrlimit(2), waitpid(2).
 //
-// Between clone and exec the child runs only async-signal-safe code: the parent is a multithreaded
-// Node process, so anything that may take a lock (malloc, stdio) could deadlock. Everything the
-// child needs (argv, envp, paths) is prepared before the clone. An exec failure is reported as
-// {stage, errno} through a close-on-exec pipe; EOF on that pipe means exec succeeded.
+// Two ways to start a job leader, both ending in execve of /bin/sh:
+// - vfork (the normal path): clone3 with CLONE_VM | CLONE_VFORK | CLONE_PIDFD, and CLONE_INTO_CGROUP
+//   when a cgroup is given, on a child stack of our own, as posix_spawn(3) does. Nothing of the
+//   ~50 MB Node process is copied (a fork copies its page tables); this thread sleeps until the
+//   child has exec'd or exited, so the call answers exactly when execve has succeeded. The child
+//   shares our memory: it touches only its own stack and `ChildPlan::failure`, which is how an
+//   exec failure comes back ({stage, errno}, read once the child is gone).
+// - fork (fallback for kernels without clone3 or CLONE_INTO_CGROUP, for architectures without
+//   our clone3 entry, and for tests through forceFork): the child joins the cgroup by writing to
+//   cgroup.procs, and an exec failure comes back through a close-on-exec pipe (EOF: exec done).
+// Either way the child runs only async-signal-safe code between clone and exec: the parent is a
+// multithreaded Node process, so anything that may take a lock (malloc, stdio) could deadlock, and
+// with CLONE_VM anything that writes shared state would corrupt the parent. Everything the child
+// needs (argv, envp, paths) is prepared before the clone, and every signal is blocked around it.
 // A spawn that throws leaves nothing behind: every descriptor it opened is closed, and a child
 // that exists by then is killed and reaped here, before the reaper could report it.
 #include "spawn.h"
@@ -14,17 +25,21 @@
 #include <fcntl.h>
 #include <linux/sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cstdint>
 #include <cstring>
 #include <new>
 #include <string>
 #include <vector>
 
 #include "args.h"
+#include "clone3.h"
 #include "errors.h"
 #include "fd.h"
 #include "reaper.h"
@@ -36,7 +51,7 @@
 namespace heph {
 namespace {
 
-// Where in the child a failure happened; reported to the parent with the errno.
+// Where in the child a failure happened; reported to the parent with the errno. 0: none.
 enum Stage : int { kSignals = 1, kSetsid, kCgroup, kChdir, kDup, kCloexec, kExec };
 
 const char* StageName(int stage) {
@@ -52,6 +67,16 @@ const char* StageName(int stage) {
   }
 }
 
+// The kernel's signal set is _NSIG bits; glibc's sigset_t is larger, and its sigfillset and
+// sigprocmask leave out the two signals glibc keeps for itself (32, 33). Raw system calls with
+// the kernel's size reach those too.
+constexpr size_t kKernelSigsetBytes = _NSIG / 8;
+
+struct ChildFailure {
+  int stage;  // a Stage, or 0 while nothing failed
+  int err;
+};
+
 struct ChildPlan {
   const char* shell;
   const char* cwd;
@@ -61,55 +86,71 @@ struct ChildPlan {
   int stdout_fd;       // becomes fd 1
   int stderr_fd;       // becomes fd 2
   int cgroup_procs_fd; // fork path only: "0" written here moves the child into the job's cgroup
-  int report_fd;       // write end of the close-on-exec error pipe
+  int report_fd;       // fork path only: write end of the close-on-exec error pipe; -1 otherwise
   int max_fd;          // fallback bound when close_range is unavailable
+  // vfork path: written by the child in our memory (CLONE_VM) just before it exits; we read it
+  // once clone3 has returned, which CLONE_VFORK holds back until the child has exec'd or exited.
+  ChildFailure failure;
 };
 
-struct ChildFailure {
-  int stage;
-  int err;
-};
+// Marks the code that runs in the child between clone and exec: never instrumented by a sanitizer
+// (its runtime is not async-signal-safe, and on the vfork path it would find the child on a stack
+// it does not know and report its own bookkeeping as an error).
+#define HEPH_CHILD_CODE [[gnu::no_sanitize_address, gnu::no_sanitize_undefined]]
 
-[[noreturn]] void ChildFail(const ChildPlan& plan, int stage) {
+// Runs in the child. errno here is the sleeping parent thread's (the child shares its thread
+// pointer on the vfork path), which that thread does not read after the clone.
+HEPH_CHILD_CODE [[noreturn]] void ChildFail(ChildPlan* plan, int stage) {
   ChildFailure failure{stage, errno};
-  ssize_t ignored = write(plan.report_fd, &failure, sizeof failure);
-  (void)ignored;
+  plan->failure = failure;
+  if (plan->report_fd >= 0) {
+    ssize_t ignored = write(plan->report_fd, &failure, sizeof failure);
+    (void)ignored;
+  }
   _exit(127);
 }
 
-// Runs in the child. Async-signal-safe calls only.
-[[noreturn]] void ChildMain(const ChildPlan& plan) {
-  // Default dispositions for every signal (Node ignores SIGPIPE and handles others), then an
-  // empty mask: the parent blocked everything around the clone.
-  struct sigaction dfl;
-  std::memset(&dfl, 0, sizeof dfl);
-  dfl.sa_handler = SIG_DFL;
-  for (int sig = 1; sig < NSIG; sig++) sigaction(sig, &dfl, nullptr);  // EINVAL for KILL/STOP/internal: fine
-  sigset_t empty;
-  sigemptyset(&empty);
-  if (sigprocmask(SIG_SETMASK, &empty, nullptr) != 0) ChildFail(plan, kSignals);
+// Runs in the child. Async-signal-safe calls only, and no write to memory but its own stack and
+// plan->failure.
+HEPH_CHILD_CODE [[noreturn]] void ChildMain(ChildPlan* plan) {
+  // Default disposition for every signal. Node handles some (a handler must never run here: on
+  // the vfork path it would run on the parent's memory) and ignores others (SIGPIPE), and an
+  // ignored signal would stay ignored across execve. An all-zero kernel sigaction is SIG_DFL, no
+  // flags, empty mask, whatever the architecture's field order. EINVAL for SIGKILL/SIGSTOP: fine.
+  static const unsigned char kDefaultAction[64] = {};
+  for (int sig = 1; sig < _NSIG; sig++) {
+    if (sig != SIGKILL && sig != SIGSTOP) syscall(SYS_rt_sigaction, sig, kDefaultAction, nullptr, kKernelSigsetBytes);
+  }
+  // Then an empty mask: the parent blocked everything around the clone, and we inherited that.
+  static const unsigned char kEmptySet[kKernelSigsetBytes] = {};
+  if (syscall(SYS_rt_sigprocmask, SIG_SETMASK, kEmptySet, nullptr, kKernelSigsetBytes) != 0) ChildFail(plan, kSignals);
 
   if (setsid() < 0) ChildFail(plan, kSetsid);
-  if (plan.cgroup_procs_fd >= 0 && write(plan.cgroup_procs_fd, "0", 1) != 1) ChildFail(plan, kCgroup);
-  if (chdir(plan.cwd) != 0) ChildFail(plan, kChdir);
-  if (dup2(plan.stdin_fd, 0) < 0 || dup2(plan.stdout_fd, 1) < 0 || dup2(plan.stderr_fd, 2) < 0) ChildFail(plan, kDup);
+  if (plan->cgroup_procs_fd >= 0 && write(plan->cgroup_procs_fd, "0", 1) != 1) ChildFail(plan, kCgroup);
+  if (chdir(plan->cwd) != 0) ChildFail(plan, kChdir);
+  if (dup2(plan->stdin_fd, 0) < 0 || dup2(plan->stdout_fd, 1) < 0 || dup2(plan->stderr_fd, 2) < 0) ChildFail(plan, kDup);
   if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
     // Kernels before 5.11: mark every possible descriptor by hand.
-    for (int fd = 3; fd < plan.max_fd; fd++) fcntl(fd, F_SETFD, FD_CLOEXEC);
+    for (int fd = 3; fd < plan->max_fd; fd++) fcntl(fd, F_SETFD, FD_CLOEXEC);
   }
-  execve(plan.shell, plan.argv, plan.envp);
+  execve(plan->shell, plan->argv, plan->envp);
   ChildFail(plan, kExec);
 }
 
-// Every signal blocked for the calling thread while it lives, so no Node handler runs in a child
-// between clone and the child's reset; the previous mask is back on Restore() or at scope exit.
+// The vfork child's entry, called on the child stack by CloneWithStack.
+HEPH_CHILD_CODE int ChildEntry(void* plan) { ChildMain(static_cast<ChildPlan*>(plan)); }
+
+// Every signal blocked for the calling thread while it lives, glibc's own two included, so no
+// handler runs in a child between clone and the child's reset; the previous mask is back on
+// Restore() or at scope exit.
 class AllSignalsBlocked {
  public:
   explicit AllSignalsBlocked(Napi::Env env) {
-    sigset_t all;
-    sigfillset(&all);
-    int err = pthread_sigmask(SIG_SETMASK, &all, &saved_);  // returns the error, not -1
-    if (err != 0) throw ErrnoError(env, err, "pthread_sigmask");
+    unsigned char all[kKernelSigsetBytes];
+    std::memset(all, 0xff, sizeof all);
+    if (syscall(SYS_rt_sigprocmask, SIG_SETMASK, all, saved_, kKernelSigsetBytes) != 0) {
+      throw ErrnoError(env, errno, "rt_sigprocmask");
+    }
   }
   AllSignalsBlocked(const AllSignalsBlocked&) = delete;
   AllSignalsBlocked& operator=(const AllSignalsBlocked&) = delete;
@@ -117,12 +158,12 @@ class AllSignalsBlocked {
   // Cannot fail: the mask is one the kernel handed us.
   void Restore() {
     if (!blocked_) return;
-    pthread_sigmask(SIG_SETMASK, &saved_, nullptr);
+    syscall(SYS_rt_sigprocmask, SIG_SETMASK, saved_, nullptr, kKernelSigsetBytes);
     blocked_ = false;
   }
 
  private:
-  sigset_t saved_;
+  unsigned char saved_[kKernelSigsetBytes];
   bool blocked_ = true;
 };
 
@@ -169,19 +210,153 @@ std::vector<char*> CStringArray(std::vector<std::string>& strings) {
   return out;
 }
 
-// clone3 with CLONE_PIDFD, and CLONE_INTO_CGROUP when a cgroup is given. Returns the pid, or -1
-// with errno set (ENOSYS/E2BIG/EINVAL mean "this kernel cannot": the caller falls back to fork).
-pid_t Clone3(int cgroup_fd, int* pidfd) {
-  struct clone_args args;
-  std::memset(&args, 0, sizeof args);
-  args.flags = CLONE_PIDFD | (cgroup_fd >= 0 ? CLONE_INTO_CGROUP : 0);
-  args.pidfd = reinterpret_cast<uint64_t>(pidfd);
-  args.exit_signal = SIGCHLD;
-  args.cgroup = cgroup_fd >= 0 ? static_cast<uint64_t>(cgroup_fd) : 0;
-  return static_cast<pid_t>(syscall(SYS_clone3, &args, sizeof args));
+// Set once a clone3 said ENOSYS/E2BIG/EINVAL ("this kernel cannot"): every later spawn forks.
+std::atomic<bool> g_clone3_unavailable{false};
+
+// The vfork child's stack. The child's frames take well under a kilobyte (no libc call it makes
+// uses more than a few hundred bytes); 64 KiB leaves room as glibc's posix_spawn does (32 KiB plus
+// the arguments). Made once and kept for the life of the process: CLONE_VFORK means the previous
+// child is done with it (exec'd or gone) when clone3 returns, and the child-table lock orders
+// spawns. A PROT_NONE guard page below it turns an overflow into a fault in the child instead of
+// a write into whatever the kernel placed there.
+constexpr size_t kChildStackBytes = 64 * 1024;
+
+struct ChildStack {
+  void* low = nullptr;  // lowest usable byte; the guard page is just below
+  size_t size = 0;
+};
+ChildStack g_child_stack;  // guarded by ChildTableLock()
+
+// Maps the child stack unless done already. 0, or the errno of the failed call.
+int MapChildStackLocked() {
+  if (g_child_stack.low != nullptr) return 0;
+  size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  size_t size = (kChildStackBytes + page - 1) / page * page;
+  void* map = mmap(nullptr, size + page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (map == MAP_FAILED) return errno;
+  void* low = static_cast<char*>(map) + page;
+  if (mprotect(low, size, PROT_READ | PROT_WRITE) != 0) {
+    int err = errno;
+    munmap(map, size + page);
+    return err;
+  }
+  g_child_stack = {low, size};
+  return 0;
 }
 
-bool g_clone3_unavailable = false;
+// What a spawn path hands back: the child, created, exec'd and registered with the reaper.
+struct Spawned {
+  pid_t pid = -1;
+  Fd pidfd;
+};
+
+// The error for a child that failed before or at execve.
+Napi::Error ChildError(Napi::Env env, const ChildFailure& failure, const ChildPlan& plan) {
+  const char* path = failure.stage == kChdir ? plan.cwd : failure.stage == kExec ? plan.shell : "";
+  return ErrnoError(env, failure.err, StageName(failure.stage), path);
+}
+
+// Under the child-table lock, so the reaper cannot report the child before it is known.
+void RegisterOrKill(Napi::Env env, pid_t pid, double token) {
+  try {
+    RegisterChildLocked(pid, token);
+  } catch (const std::bad_alloc&) {
+    KillAndReap(pid);
+    throw ErrnoError(env, ENOMEM, "spawn");
+  }
+}
+
+// The vfork path. False, with nothing created, when this kernel cannot clone3 this way (no clone3,
+// or no CLONE_INTO_CGROUP: ENOSYS, E2BIG, EINVAL): the caller falls back to fork.
+bool SpawnVfork(Napi::Env env, ChildPlan& plan, int cgroup_fd, double token, Spawned& out) {
+  plan.cgroup_procs_fd = -1;
+  plan.report_fd = -1;
+  plan.failure = ChildFailure{0, 0};
+  struct clone_args args;
+  std::memset(&args, 0, sizeof args);
+  args.flags = CLONE_VM | CLONE_VFORK | CLONE_PIDFD | (cgroup_fd >= 0 ? CLONE_INTO_CGROUP : 0);
+  int raw_pidfd = -1;
+  args.pidfd = reinterpret_cast<uint64_t>(&raw_pidfd);
+  args.exit_signal = SIGCHLD;
+  args.cgroup = cgroup_fd >= 0 ? static_cast<uint64_t>(cgroup_fd) : 0;
+
+  AllSignalsBlocked blocked(env);
+  std::lock_guard<std::mutex> table(ChildTableLock());
+  int stack_err = MapChildStackLocked();
+  if (stack_err != 0) throw ErrnoError(env, stack_err, "mmap", "the child stack");
+  args.stack = reinterpret_cast<uint64_t>(g_child_stack.low);
+  args.stack_size = g_child_stack.size;
+  // This thread sleeps in here until the child has exec'd or exited.
+  long rc = CloneWithStack(&args, sizeof args, ChildEntry, &plan);
+  blocked.Restore();
+  if (rc < 0) {
+    int err = static_cast<int>(-rc);
+    if (err == ENOSYS || err == E2BIG || err == EINVAL) {
+      g_clone3_unavailable = true;
+      return false;
+    }
+    throw ErrnoError(env, err, "clone3");
+  }
+  pid_t pid = static_cast<pid_t>(rc);
+  Fd pidfd(raw_pidfd);
+  // A child killed before it reached execve also lets us resume, with no failure written: it is
+  // then a job that died at once, and the reaper reports how (as posix_spawn treats it).
+  ChildFailure failure = plan.failure;
+  if (failure.stage != 0) {
+    KillAndReap(pid);  // it has exited 127, or is about to
+    throw ChildError(env, failure, plan);
+  }
+  RegisterOrKill(env, pid, token);
+  out.pid = pid;
+  out.pidfd.Reset(pidfd.release());
+  return true;
+}
+
+// The fork path: the child joins the cgroup through cgroup.procs and reports an exec failure
+// through a close-on-exec pipe; this thread waits on that pipe for exec.
+void SpawnFork(Napi::Env env, ChildPlan& plan, const std::string& cgroup, double token, Spawned& out) {
+  Fd cgroup_procs;
+  if (!cgroup.empty()) {
+    std::string procs = cgroup + "/cgroup.procs";
+    cgroup_procs.Reset(open(procs.c_str(), O_WRONLY | O_CLOEXEC));
+    if (cgroup_procs.get() < 0) throw ErrnoError(env, errno, "open", procs);
+  }
+  Fd report_read, report_write;
+  MakePipe(env, report_read, report_write);
+  plan.cgroup_procs_fd = cgroup_procs.get();
+  plan.report_fd = report_write.get();
+  plan.failure = ChildFailure{0, 0};
+
+  AllSignalsBlocked blocked(env);
+  std::lock_guard<std::mutex> table(ChildTableLock());
+  pid_t pid = fork();
+  if (pid == 0) ChildMain(&plan);
+  if (pid < 0) throw ErrnoError(env, errno, "fork");
+  Fd pidfd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
+  if (pidfd.get() < 0) {
+    // Without a pidfd the job could not be signalled safely: undo the spawn.
+    int err = errno;
+    KillAndReap(pid);
+    throw ErrnoError(env, err, "pidfd_open");
+  }
+  blocked.Restore();
+  report_write.Reset();  // the child's copy is what keeps the pipe open now
+
+  ChildFailure failure{};
+  ssize_t got;
+  do got = read(report_read.get(), &failure, sizeof failure);
+  while (got < 0 && errno == EINTR);
+  if (got != 0) {
+    int err = got < 0 ? errno : 0;
+    // Exec failed (the child has exited 127), or the pipe failed us: no job either way.
+    KillAndReap(pid);
+    if (got == static_cast<ssize_t>(sizeof failure)) throw ChildError(env, failure, plan);
+    throw ErrnoError(env, got < 0 ? err : EPROTO, "read", "the spawn error pipe");
+  }
+  RegisterOrKill(env, pid, token);
+  out.pid = pid;
+  out.pidfd.Reset(pidfd.release());
+}
 
 }  // namespace
 
@@ -213,16 +388,13 @@ Napi::Value Spawn(const Napi::CallbackInfo& info) {
   std::vector<char*> argv = CStringArray(argv_strings);
   std::vector<char*> envp = CStringArray(env_strings);
 
-  Fd cgroup_dir, cgroup_procs;
+  Fd cgroup_dir;
   if (has_cgroup) {
     cgroup_dir.Reset(open(cgroup.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (cgroup_dir.get() < 0) throw ErrnoError(env, errno, "open", cgroup);
-    std::string procs = cgroup + "/cgroup.procs";
-    cgroup_procs.Reset(open(procs.c_str(), O_WRONLY | O_CLOEXEC));
-    if (cgroup_procs.get() < 0) throw ErrnoError(env, errno, "open", procs);
   }
 
-  Fd stdin_read, stdin_write, out_read, out_write, err_read, err_write, report_read, report_write;
+  Fd stdin_read, stdin_write, out_read, out_write, err_read, err_write;
   if (stdin_mode == "pipe") {
     MakePipe(env, stdin_read, stdin_write);
   } else {
@@ -235,7 +407,6 @@ Napi::Value Spawn(const Napi::CallbackInfo& info) {
     MakePipe(env, err_read, err_write);
     GrowPipe(err_read.get());
   }
-  MakePipe(env, report_read, report_write);
 
   struct rlimit nofile{};
   if (getrlimit(RLIMIT_NOFILE, &nofile) != 0) throw ErrnoError(env, errno, "getrlimit");
@@ -247,84 +418,30 @@ Napi::Value Spawn(const Napi::CallbackInfo& info) {
   plan.stdin_fd = stdin_read.get();
   plan.stdout_fd = out_write.get();
   plan.stderr_fd = merge ? out_write.get() : err_write.get();
-  plan.report_fd = report_write.get();
   plan.max_fd = nofile.rlim_cur > 65536 || nofile.rlim_cur == RLIM_INFINITY ? 65536 : static_cast<int>(nofile.rlim_cur);
 
-  AllSignalsBlocked blocked(env);
-  std::lock_guard<std::mutex> table(ChildTableLock());
-  Fd pidfd;
-  pid_t pid = -1;
-  int spawn_errno = 0;
+  Spawned spawned;
   const char* method = "clone3";
-  if (!force_fork && !g_clone3_unavailable) {
-    plan.cgroup_procs_fd = -1;
-    int raw_pidfd = -1;
-    pid = Clone3(cgroup_dir.get(), &raw_pidfd);
-    if (pid == 0) ChildMain(plan);
-    if (pid > 0) {
-      pidfd.Reset(raw_pidfd);
-    } else {
-      spawn_errno = errno;
-      if (spawn_errno == ENOSYS || spawn_errno == E2BIG || spawn_errno == EINVAL) g_clone3_unavailable = true;
-    }
-  }
-  if (pid < 0 && (force_fork || g_clone3_unavailable)) {
+  if (force_fork || !kHaveCloneWithStack || g_clone3_unavailable || !SpawnVfork(env, plan, cgroup_dir.get(), token, spawned)) {
     method = "fork";
-    plan.cgroup_procs_fd = cgroup_procs.get();
-    pid = fork();
-    if (pid == 0) ChildMain(plan);
-    if (pid < 0) {
-      spawn_errno = errno;
-    } else {
-      pidfd.Reset(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
-      if (pidfd.get() < 0) {
-        // Without a pidfd the job could not be signalled safely: undo the spawn.
-        int err = errno;
-        KillAndReap(pid);
-        throw ErrnoError(env, err, "pidfd_open");
-      }
-    }
+    SpawnFork(env, plan, cgroup, token, spawned);
   }
-  blocked.Restore();
-  if (pid < 0) throw ErrnoError(env, spawn_errno, method);
+  NotifyChildSpawned();
 
   // The child's copies are what keep the pipes open now.
   stdin_read.Reset();
   out_write.Reset();
   err_write.Reset();
-  report_write.Reset();
-
-  ChildFailure failure{};
-  ssize_t got;
-  do got = read(report_read.get(), &failure, sizeof failure);
-  while (got < 0 && errno == EINTR);
-  if (got != 0) {
-    int err = got < 0 ? errno : 0;
-    // Exec failed (the child has exited 127), or the pipe failed us: no job either way.
-    KillAndReap(pid);
-    if (got == static_cast<ssize_t>(sizeof failure)) {
-      throw ErrnoError(env, failure.err, StageName(failure.stage),
-                       failure.stage == kChdir ? cwd : failure.stage == kExec ? shell : "");
-    }
-    throw ErrnoError(env, got < 0 ? err : EPROTO, "read", "the spawn error pipe");
-  }
-  try {
-    RegisterChildLocked(pid, token);
-  } catch (const std::bad_alloc&) {
-    KillAndReap(pid);
-    throw ErrnoError(env, ENOMEM, "spawn");
-  }
-  NotifyChildSpawned();
 
   Napi::Object result = Napi::Object::New(env);
-  result.Set("pid", Napi::Number::New(env, pid));
-  result.Set("pidfd", Napi::Number::New(env, pidfd.get()));
+  result.Set("pid", Napi::Number::New(env, spawned.pid));
+  result.Set("pidfd", Napi::Number::New(env, spawned.pidfd.get()));
   result.Set("stdin", Napi::Number::New(env, stdin_write.get()));
   result.Set("stdout", Napi::Number::New(env, out_read.get()));
   result.Set("stderr", Napi::Number::New(env, merge ? -1 : err_read.get()));
   result.Set("method", Napi::String::New(env, method));
   // Only now are the descriptors the caller's.
-  pidfd.release();
+  spawned.pidfd.release();
   stdin_write.release();
   out_read.release();
   err_read.release();

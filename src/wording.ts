@@ -11,6 +11,7 @@
 // import this module, and a value imported back from them would be read before it is initialised.
 import { describeValue } from './protocol/describe.js';
 import type { Containment, LockDirInfo, LockDirProblem } from './protocol/messages.js';
+import type { PatternProblem } from './protocol/pattern.js';
 import type { ReportState, WaitOutcome } from './reports/report.js';
 import type { JsonSchema } from './tools/validate.js';
 
@@ -170,6 +171,12 @@ export function permissionPattern(tool: string, subject: string): string {
   return `${tool}(${subject})`;
 }
 
+/** What a job_input call does, for its permission pattern: `sh -i <- "ls\n"`, `sh -i <- "y\n" + EOF`, `sh -i <- EOF`. */
+export function inputSubject(command: string, text: string, close: boolean): string {
+  const written = text === '' && close ? 'EOF' : `${JSON.stringify(text)}${close ? ' + EOF' : ''}`;
+  return `${command} <- ${written}`;
+}
+
 /** A tool call as the lock table names its holder: `job_status {"id": 0}`, `job_status {}`. */
 export function callLabel(tool: string, id?: number): string {
   return id === undefined ? `${tool} {}` : `${tool} ${idArg(id)}`;
@@ -306,19 +313,22 @@ export function badApproverAnswer(tool: string, pattern: string, answer: unknown
 }
 
 /**
- * job_status / job_kill whose own rules overlap what the target holds: fail at once. In each
- * conflict, `a` is the tool's resource and `b` the target's.
+ * job_status / job_kill whose own rules overlap what the target holds, or, while it still waits
+ * for its locks, what it waits for: fail at once. In each conflict, `a` is the tool's resource and
+ * `b` the target's.
  */
 export function selfDeadlock(
   tool: string,
   job: { id: number; command: string },
   conflicts: readonly { a: LockResourceFacts; b: LockResourceFacts }[],
+  waiting = false,
 ): string {
   const names = (side: 'a' | 'b') => [...new Set(conflicts.map((conflict) => formatResource(conflict[side])))].join(', ');
   const target = `job ${job.id} (${job.command})`;
+  const claim = waiting ? `is waiting for ${names('b')} and will hold it until it has ended` : `holds ${names('b')} until it has ended`;
   return (
-    `${tool} cannot run: its lock rules need ${names('a')}, and ${target} holds ${names('b')} until it ` +
-    `has ended, so this call would wait on its own target. Nothing was ${didNot(tool)}. ` +
+    `${tool} cannot run: its lock rules need ${names('a')}, and ${target} ${claim}, ` +
+    `so this call would wait on its own target. Nothing was ${didNot(tool)}. ` +
     `Ask the user to run /job-kill ${job.id}, which stops the job without waiting for any lock.`
   );
 }
@@ -401,6 +411,25 @@ export function jobNotFound(tool: string, id: unknown, known: unknown): string {
 }
 
 
+/** What RE2, the engine that runs wait patterns, leaves out of JavaScript's syntax. */
+const RE2_NOTE =
+  'wait patterns are matched by RE2, in time linear in the line, so that no pattern can stall the other calls; RE2 has no backreferences and no lookaround';
+
+function patternProblemText(problem: PatternProblem): string {
+  switch (problem.kind) {
+    case 'shape':
+      return `until must be a regular expression of 1 to ${problem.maxChars} characters; received ${describeValue(problem.value)}`;
+    case 'unsupported':
+      return `until uses a ${problem.construct} ${problem.text}, which RE2 cannot run: ${RE2_NOTE}. Match the line without it (e.g. "ready" rather than "ready(?=!)")`;
+    case 'flags':
+      return `until has the flags ${JSON.stringify(problem.flags)}; RE2 runs the flags i, m and s (g, y, d and u change nothing for a wait), not the others`;
+    case 'syntax':
+      return `until is not a regular expression RE2 can compile (${problem.reason}); ${RE2_NOTE}`;
+    case 'too-complex':
+      return `until compiles to ${problem.instructions} RE2 instructions, more than the ${problem.max} accepted; use a shorter pattern (a plain word of the line is enough)`;
+  }
+}
+
 /**
  * What is wrong with a command, a wait pattern or an environment a caller handed the runtime. The
  * same sentences reach a model (through the tools) and a host (as InvalidInputError).
@@ -411,8 +440,7 @@ export const inputProblem = {
   commandHasNul: () => 'command contains a NUL character, which no shell command line can contain',
   commandTooLong: (bytes: number, max: number) =>
     `command is ${bytes} bytes long; at most ${max} bytes are accepted. Put a long script in a file and run that file`,
-  patternShape: (value: unknown, maxChars: number) => `until must be a regular expression of 1 to ${maxChars} characters; received ${describeValue(value)}`,
-  patternInvalid: (reason: string) => `until is not a valid JavaScript regular expression (${reason})`,
+  pattern: (problem: PatternProblem) => patternProblemText(problem),
   envNotAnObject: (value: unknown) => `env must be an object of strings; received ${describeValue(value)}`,
   envValueNotAString: (key: string, value: unknown) => `env.${key} must be a string; received ${describeValue(value)}`,
   envEntryInvalid: (key: string) =>
@@ -699,13 +727,24 @@ export function containmentLimitations(containment: Containment): string[] {
   if (containment.mode === 'cgroup') {
     return [
       'A job running with enough privilege (e.g. as root) can move its processes into another cgroup; job_kill still ' +
-        "stops them through the subreaper and the job's environment marker, unless they also clear their environment.",
+        "stops them through the subreaper, the job's environment marker and the job's stdin/stdout/stderr pipes, unless " +
+        'they also clear their environment and let go of those pipes. Such a process also survives the death of the ' +
+        'supervisor (it is reparented to init, where nothing tells it belonged to the job).',
+      'If the runtime and the supervisor die together (one SIGKILL for both, an OOM kill), no job is stopped at that ' +
+        'moment: the next supervisor this user starts kills every process carrying their marker and, when it makes ' +
+        'its cgroups in the same place, everything left in their cgroups.',
       common,
     ];
   }
   return [
-    "Processes are attributed to a job by its session and process group, by descent, and by the job's environment " +
-      'marker; one that leaves the session and clears its environment escapes job_kill.',
+    "Processes are attributed to a job by its session and process group, by descent, by the job's environment " +
+      "marker, and by the job's stdin/stdout/stderr pipes among their descriptors. One that leaves the session, " +
+      'clears its environment and lets go of those pipes (e.g. `env -i setsid -f CMD </dev/null >/dev/null 2>&1`) ' +
+      'escapes job_kill; close() still kills it, but if the supervisor dies first it is reparented to init, where ' +
+      'nothing tells it belonged to the job, and it survives.',
+    'If the runtime and the supervisor die together (one SIGKILL for both, an OOM kill), no job is stopped at that ' +
+      'moment: the next supervisor this user starts kills every process carrying their marker; ' +
+      'one that cleared its environment (e.g. `env -i setsid -f CMD`) survives, as only the dead runtime knew its pipes.',
     'Without cgroups, CPU time counts only live processes and their waited-for children.',
     common,
   ];

@@ -1,12 +1,13 @@
 /**
  * The supervisor's end of the channel: the inherited socket on fd 3. Frames in, replies and
  * events out. A malformed frame gets an error reply (or event, when it has no id) and the channel
- * stays up.
+ * stays up. So does a reply that cannot be encoded (larger than a frame, whatever the request
+ * asked for): the request gets an error reply instead, and the supervisor lives on.
  */
 import net from 'node:net';
 import { encodeFrame, FrameReader } from '../src/protocol/codec.js';
 import { ProtocolError, serializeError } from '../src/protocol/errors.js';
-import { isEnvelope, isRequestType, type Request, type SupervisorEvent } from '../src/protocol/messages.js';
+import { isEnvelope, isRequestType, type Reply, type Request, type SupervisorEvent } from '../src/protocol/messages.js';
 
 export const CHANNEL_FD = 3;
 
@@ -37,8 +38,8 @@ export class SupervisorChannel {
         }
         const request = envelope as Request;
         onRequest(request).then(
-          (value) => this.send({ id: request.id, ok: true, value: value ?? null }),
-          (error: unknown) => this.send({ id: request.id, ok: false, error: serializeError(error) }),
+          (value) => this.reply(request, { id: request.id, ok: true, value: value ?? null }),
+          (error: unknown) => this.reply(request, { id: request.id, ok: false, error: serializeError(error) }),
         );
       }),
     );
@@ -48,9 +49,29 @@ export class SupervisorChannel {
     this.socket.on('close', onClose);
   }
 
-  send(message: SupervisorEvent | { id: number; ok: boolean; value?: unknown; error?: unknown }): void {
+  send(message: SupervisorEvent | Reply): void {
     if (this.socket.destroyed || !this.socket.writable) return;
-    this.socket.write(encodeFrame(message));
+    this.socket.write(this.frameOf(message));
+  }
+
+  /** Sends a request's reply; one that cannot be encoded becomes an error reply naming why. */
+  private reply(request: Request, reply: Reply): void {
+    try {
+      this.send(reply);
+    } catch (error) {
+      const failure = new ProtocolError(`the reply to ${request.type} could not be sent: ${(error as Error).message}; ask for less`);
+      this.send({ id: request.id, ok: false, error: serializeError(failure) });
+    }
+  }
+
+  /** An event that cannot be encoded (no request to answer) is reported as a protocol error. */
+  private frameOf(message: SupervisorEvent | Reply): Buffer {
+    if ('id' in message) return encodeFrame(message);
+    try {
+      return encodeFrame(message);
+    } catch (error) {
+      return encodeFrame({ event: 'protocol-error', message: `an event could not be sent: ${(error as Error).message}` });
+    }
   }
 
   close(): void {

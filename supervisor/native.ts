@@ -1,10 +1,14 @@
 /**
- * The one module that touches the binary. It loads the addon from the known build folders in
- * order and declares the exact native signatures; nothing else imports the `.node` file.
+ * The one module that touches the binary. It loads the addon (an override, a local build, then the
+ * prebuilt binaries shipped in prebuilds/), names the errno of every error it throws, and declares
+ * the exact native signatures; nothing else imports the `.node` file.
  */
+import fs from 'node:fs';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import util from 'node:util';
 
 export interface NativeSpawnOptions {
   shell: string;
@@ -31,6 +35,10 @@ export interface NativeSpawnResult {
   stdout: number;
   /** -1 when merged. */
   stderr: number;
+  /**
+   * 'clone3': CLONE_VM | CLONE_VFORK (| CLONE_INTO_CGROUP) on a stack of its own, returning once
+   * execve succeeded. 'fork': the fallback (no clone3 or CLONE_INTO_CGROUP, or forceFork).
+   */
   method: 'clone3' | 'fork';
 }
 
@@ -101,32 +109,148 @@ export interface NativeStat {
   nlink: number;
 }
 
-const here = path.dirname(fileURLToPath(import.meta.url));
+/**
+ * Set to a `.node` file, the only binary tried: CI runs the suite once per binary (the shipped
+ * prebuild, the cmake-js build, the node-gyp build) and must know which one ran.
+ */
+export const ADDON_OVERRIDE_ENV = 'HEPH_JOBS_ADDON';
 
-/** Build folders in the order we try them: Release (cmake-js, node-gyp), then Debug. */
-function candidatePaths(): string[] {
-  // This file runs from supervisor/ (tests, through vitest) or from dist/supervisor/ (built): the
-  // package root is one level up, or two.
-  const fromDist = path.basename(path.dirname(here)) === 'dist';
-  const roots = fromDist ? [path.resolve(here, '..', '..')] : [path.resolve(here, '..')];
-  const builds = ['build/Release/heph_jobs.node', 'build/Debug/heph_jobs.node'];
-  return roots.flatMap((root) => builds.map((build) => path.join(root, build)));
+/** The local builds a developer makes (`npm run build:native`, `npm run build:gyp`), in order. */
+const LOCAL_BUILDS = ['build/Release/heph_jobs.node', 'build/Debug/heph_jobs.node'];
+
+/** node-gyp-build's matching of prebuildify's `prebuilds/<platform>-<arch>/<name>.<tags>.node`. */
+interface PrebuildTags {
+  file: string;
+}
+interface PrebuildTuple {
+  name: string;
+}
+interface NodeGypBuild {
+  parseTuple(name: string): PrebuildTuple | undefined;
+  matchTuple(platform: string, arch: string): (tuple: PrebuildTuple | undefined) => boolean;
+  compareTuples(a: PrebuildTuple, b: PrebuildTuple): number;
+  parseTags(file: string): PrebuildTags | undefined;
+  matchTags(runtime: string, abi: string): (tags: PrebuildTags | undefined) => boolean;
+  compareTags(runtime: string): (a: PrebuildTags, b: PrebuildTags) => number;
 }
 
-function loadAddon(): NativeAddon {
-  const require = createRequire(import.meta.url);
+const require = createRequire(import.meta.url);
+
+function readdir(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The prebuilt binaries that fit this process, best first: node-gyp-build's rules (platform and
+ * arch folder; napi, libc (glibc or musl), armv and uv tags), which prebuildify's names follow.
+ */
+function prebuildCandidates(root: string): string[] {
+  const match = require('node-gyp-build') as NodeGypBuild;
+  const folder = path.join(root, 'prebuilds');
+  const tuples = readdir(folder)
+    .map((name) => match.parseTuple(name))
+    .filter(match.matchTuple(process.platform, process.arch)) as PrebuildTuple[];
+  return tuples.sort(match.compareTuples).flatMap((tuple) => {
+    const dir = path.join(folder, tuple.name);
+    const tags = readdir(dir)
+      .map((file) => match.parseTags(file))
+      .filter(match.matchTags('node', process.versions.modules)) as PrebuildTags[];
+    return tags.sort(match.compareTags('node')).map((tag) => path.join(dir, tag.file));
+  });
+}
+
+/**
+ * Every file the loader tries, in order: the override alone when it is set; else the local builds
+ * (a developer's fresh build wins over the shipped one), then the prebuilds that fit.
+ */
+export function addonCandidates(root: string, env: NodeJS.ProcessEnv = process.env): string[] {
+  const override = env[ADDON_OVERRIDE_ENV];
+  if (override) return [path.resolve(override)];
+  return [...LOCAL_BUILDS.map((build) => path.join(root, build)), ...prebuildCandidates(root)];
+}
+
+/** Loads the first candidate that loads; else throws, listing every path tried and why it failed. */
+export function loadAddonFrom(root: string, env: NodeJS.ProcessEnv = process.env): { addon: NativeAddon; file: string } {
+  const candidates = addonCandidates(root, env);
   const failures: string[] = [];
-  for (const candidate of candidatePaths()) {
+  for (const file of candidates) {
+    if (!fs.existsSync(file)) {
+      failures.push(`  ${file}: no such file`);
+      continue;
+    }
     try {
-      return require(candidate) as NativeAddon;
+      return { addon: require(file) as NativeAddon, file };
     } catch (error) {
-      failures.push(`  ${candidate}: ${(error as Error).message.split('\n')[0]}`);
+      failures.push(`  ${file}: ${(error as Error).message.split('\n')[0]}`);
     }
   }
-  throw new Error(
-    'heph-jobs: the native addon could not be loaded. Build it with `npm run build:native` ' +
-      `(or reinstall with \`npm install\`). Tried:\n${failures.join('\n')}`,
-  );
+  const advice = env[ADDON_OVERRIDE_ENV]
+    ? `${ADDON_OVERRIDE_ENV} names the only binary to load; unset it to use the usual ones.`
+    : `No prebuilt binary fits ${process.platform}-${process.arch} here. Build one: install CMake and a C++17 ` +
+      'compiler, then run `npm rebuild heph-jobs` (in a checkout, `npm run build:native`).';
+  throw new Error(`heph-jobs: the native addon could not be loaded. ${advice} Tried:\n${failures.join('\n')}`);
 }
 
-export const native: NativeAddon = loadAddon();
+/** The package root. */
+function packageRoot(): string {
+  // This file runs from supervisor/ (tests, through vitest) or from dist/supervisor/ (built): the
+  // package root is one level up, or two.
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const fromDist = path.basename(path.dirname(here)) === 'dist';
+  return fromDist ? path.resolve(here, '..', '..') : path.resolve(here, '..');
+}
+
+/** Node's own errno table, for the names util.getSystemErrorName (libuv's list) lacks: ECHILD, ENOLCK, EDQUOT, ... */
+const ERRNO_NAMES = new Map<number, string>();
+for (const [name, value] of Object.entries(os.constants.errno)) if (!ERRNO_NAMES.has(value)) ERRNO_NAMES.set(value, name);
+
+/** The name of a (positive) errno, as Node names it in its own errors' `code`; UNKNOWN for one it does not know. */
+export function errnoName(errno: number): string {
+  if (Number.isInteger(errno) && errno > 0) {
+    const name = util.getSystemErrorName(-errno);
+    if (!name.startsWith('Unknown')) return name;
+  }
+  return ERRNO_NAMES.get(errno) ?? 'UNKNOWN';
+}
+
+/** Adds `code` to an errno error from the addon (it carries `errno` and `syscall` only). */
+function withCode(error: unknown): unknown {
+  if (error instanceof Error) {
+    const fields = error as NodeJS.ErrnoException;
+    if (typeof fields.errno === 'number' && fields.code === undefined) fields.code = errnoName(fields.errno);
+  }
+  return error;
+}
+
+/**
+ * The addon with `code` on every errno error it throws or hands to a callback (watchPidfd's): the
+ * binary names none itself, so that it needs nothing newer than glibc 2.28 (see native/errors.h).
+ */
+function withErrnoCodes(addon: NativeAddon): NativeAddon {
+  const wrapped: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(addon)) {
+    if (typeof value !== 'function') continue;
+    const call = value as (...args: unknown[]) => unknown;
+    wrapped[name] = (...args: unknown[]) => {
+      const named = args.map((arg) =>
+        typeof arg === 'function' ? (...results: unknown[]) => (arg as (...results: unknown[]) => unknown)(...results.map(withCode)) : arg,
+      );
+      try {
+        return call(...named);
+      } catch (error) {
+        throw withCode(error);
+      }
+    };
+  }
+  return Object.freeze(wrapped) as unknown as NativeAddon;
+}
+
+const loaded = loadAddonFrom(packageRoot());
+
+/** The `.node` file this process loaded. */
+export const addonFile: string = loaded.file;
+export const native: NativeAddon = withErrnoCodes(loaded.addon);

@@ -6,13 +6,15 @@
  * change here. Approvals are the MCP client's business: the server runs what it is asked.
  *
  * The session is the connection: when the client disconnects (stdin ends, the transport closes, or
- * a signal arrives) every job is stopped, then the process exits. stdout carries nothing but the
- * protocol; the few lines of log go to stderr.
+ * a signal arrives) every job is stopped, then the process exits. Nothing the client sends ends it:
+ * a message over the size limit is refused with a JSON-RPC error (mcp-lines.ts) and the server
+ * serves on. stdout carries nothing but the protocol; the few lines of log go to stderr.
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { createTools, type ToolDefinition } from '../tools/index.js';
+import { MAX_MCP_MESSAGE_BYTES, MessageLines } from './mcp-lines.js';
 import { stoppedText, type Session, type SessionEnd } from './session.js';
 
 export interface McpOptions {
@@ -21,6 +23,14 @@ export interface McpOptions {
   output: NodeJS.WritableStream;
   log: (line: string) => void;
   version: string;
+}
+
+/** The JSON-RPC error's message for a message over the size limit (the session goes on). */
+function tooLarge(bytes: number): string {
+  return (
+    `message of ${bytes} bytes is over the limit of ${MAX_MCP_MESSAGE_BYTES} bytes, so nothing in it was run; the session goes on. ` +
+    'Send less in one call (job_input can write a long text in several calls).'
+  );
 }
 
 const INSTRUCTIONS =
@@ -60,7 +70,15 @@ export async function serveMcp(options: McpOptions): Promise<SessionEnd> {
     }
   });
 
-  const transport = new StdioServerTransport(options.input as never, options.output as never);
+  // The SDK's transport reads whole messages from MessageLines, never more than one at a time, so
+  // its own cap (one message and its newline) is never reached; a larger message is refused here.
+  let transport: StdioServerTransport | null = null;
+  const lines = new MessageLines(options.input, ({ bytes, id }) => {
+    log(`heph-jobs mcp: refused a message of ${bytes} bytes (over the limit of ${MAX_MCP_MESSAGE_BYTES})`);
+    const error = { code: ErrorCode.InvalidRequest, message: tooLarge(bytes) };
+    transport?.send({ jsonrpc: '2.0', id, error } as never).catch(() => undefined);
+  });
+  transport = new StdioServerTransport(lines as never, options.output as never, { maxBufferSize: MAX_MCP_MESSAGE_BYTES + 1 });
   let finished: (reason: string) => void = () => undefined;
   const disconnected = new Promise<string>((resolve) => (finished = resolve));
   transport.onerror = (error) => log(`heph-jobs mcp: transport error: ${error.message}`);

@@ -1,16 +1,15 @@
 /**
  * The checks of what a caller hands the runtime to run that a type alone cannot make: a command
- * with no text or a NUL byte, a wait pattern that does not compile, an environment a process
- * cannot have. They live here once: the runtime's public methods throw InvalidInputError with the
- * problem, and the tools ask `commandProblem` / `patternProblem` before they ask the user about a
- * call that could not run. The sentences are in src/wording.ts.
+ * with no text or a NUL byte, a wait pattern the supervisor's engine cannot run (the check itself
+ * is src/protocol/pattern.ts, shared with the supervisor), an environment a process cannot have.
+ * They live here once: the runtime's public methods throw InvalidInputError with the problem, and
+ * the tools ask `commandProblem` / `patternProblem` before they ask the user about a call that
+ * could not run. The sentences are in src/wording.ts.
  */
 import { InvalidInputError } from '../protocol/errors.js';
+import { compileLinePattern, patternSpecOf, type PatternSpec } from '../protocol/pattern.js';
 import { MAX_COMMAND_BYTES } from './options.js';
 import { inputProblem } from '../wording.js';
-
-/** Longest `until` pattern, in characters (the tools' schema says the same). */
-export const MAX_PATTERN_CHARS = 1000;
 
 /** A checked value, or the sentence fragment saying what is wrong with it. */
 export type Checked<T> = { ok: true; value: T } | { ok: false; problem: string };
@@ -34,17 +33,15 @@ function checkCommand(command: unknown): Checked<string> {
   return { ok: true, value: command };
 }
 
-/** A model's regular expression: a string (its source) or a RegExp; `g` and `y` are dropped (a wait tests each line afresh). */
-function checkPattern(pattern: unknown): Checked<RegExp> {
-  if (pattern instanceof RegExp) return { ok: true, value: new RegExp(pattern.source, pattern.flags.replace(/[gy]/g, '')) };
-  if (typeof pattern !== 'string' || pattern.length === 0 || pattern.length > MAX_PATTERN_CHARS) {
-    return { ok: false, problem: inputProblem.patternShape(pattern, MAX_PATTERN_CHARS) };
-  }
-  try {
-    return { ok: true, value: new RegExp(pattern) };
-  } catch (error) {
-    return { ok: false, problem: inputProblem.patternInvalid((error as Error).message) };
-  }
+/**
+ * A wait pattern: a string (its source) or a RegExp, checked by the linear-time engine that will
+ * run it in the supervisor (src/protocol/pattern.ts). What flows on is its source and flags.
+ */
+function checkPattern(pattern: unknown): Checked<PatternSpec> {
+  const spec = pattern instanceof RegExp ? patternSpecOf(pattern) : { source: pattern as string, flags: '' };
+  const compiled = compileLinePattern(spec);
+  if (!compiled.ok) return { ok: false, problem: inputProblem.pattern(compiled.problem) };
+  return { ok: true, value: { source: compiled.pattern.source, flags: compiled.pattern.flags } };
 }
 
 /** Why the runtime would refuse `command`, or null. */
@@ -61,7 +58,8 @@ export function validateCommand(command: unknown): string {
   return orThrow(checkCommand(command));
 }
 
-export function compilePattern(pattern: RegExp | string): RegExp {
+/** The pattern's source and flags once the supervisor's engine is known to run it; else InvalidInputError. */
+export function checkedPattern(pattern: RegExp | string): PatternSpec {
   return orThrow(checkPattern(pattern));
 }
 

@@ -7,10 +7,11 @@
 import { HephError, InvalidInputError, RuntimeClosedError, SupervisorLostError } from '../protocol/errors.js';
 import { SIGNAL_NAMES, type Containment, type ContainmentMode, type JobFacts, type LostJob, type ReadWait, type SignalName, type SupervisorConfig, type SupervisorEvent } from '../protocol/messages.js';
 import type { OutputRead } from '../protocol/output.js';
+import type { PatternSpec } from '../protocol/pattern.js';
 import { LockTable, normalizeResources, type LockOwner, type NormalizedResource, type ResourceSpec } from '../locks/index.js';
 import { buildReport, type JobReport, type WaitOutcome } from '../reports/report.js';
 import { Changes } from './changes.js';
-import { compilePattern, envEntries, validateCommand } from './input-checks.js';
+import { checkedPattern, envEntries, validateCommand } from './input-checks.js';
 import { registerInternals } from './internals.js';
 import { JobRegistry } from './job-registry.js';
 import { capacityError, hasEnded, isRunning, type JobRecord } from './job-record.js';
@@ -22,7 +23,6 @@ import {
   DRAIN_MS,
   integerOption,
   MAX_COMMAND_BYTES,
-  MAX_STATUS_BYTES,
   MAX_TIMEOUT_MS,
   MAX_WAIT_MS,
   normalizeOptions,
@@ -63,7 +63,8 @@ export interface BackgroundInput {
   /** Instead of the settle window, wait up to this many ms for the job to end or to print a line
    * matching `until` (a dev server's ready line). Default: the settle window. */
   waitMs?: number;
-  /** A regular expression (or its source) that ends the wait when a new output line matches. */
+  /** A regular expression (or its source) that ends the wait when a new output line matches. It is
+   * run by RE2 (linear time): backreferences and lookaround are refused. */
   until?: RegExp | string;
 }
 
@@ -72,11 +73,13 @@ export interface StatusOptions {
   lines?: number;
   /** Lines after this sequence number (a cursor read). */
   since?: number;
-  /** Bound on the bytes of output returned. Default: 65536. */
+  /** Bound on the bytes of output returned, at most `settings.maxReadBytes` (about 15.5 MiB with
+   * the default limits: every reply must fit in one frame of the channel). Default: 65536. */
   maxBytes?: number;
   /** Wait up to this many ms for the job to end (or, with `until`, for a new matching line) first. */
   waitMs?: number;
-  /** A regular expression (or its source): with `waitMs`, return as soon as a new line matches. */
+  /** A regular expression (or its source): with `waitMs`, return as soon as a new line matches. It
+   * is run by RE2 (linear time): backreferences and lookaround are refused. */
   until?: RegExp | string;
 }
 
@@ -103,7 +106,8 @@ export interface Capabilities {
   maxJobs: number;
   /** What this environment cannot guarantee, in plain words (empty when nothing is known). */
   limitations: string[];
-  limits: { outputLines: number; lineBytes: number; outputBytes: number; maxCommandBytes: number };
+  /** `maxReadBytes`: the largest `maxBytes` a status may ask for. */
+  limits: { outputLines: number; lineBytes: number; outputBytes: number; maxCommandBytes: number; maxReadBytes: number };
 }
 
 /** The read a report of a job's own call shows: the default tail. */
@@ -172,7 +176,7 @@ export class JobRuntime {
     const lockTimeoutMs = input.lockTimeoutMs === undefined ? undefined : integerOption('lockTimeoutMs', input.lockTimeoutMs, 0, 0, 2 ** 31 - 1);
     const timeoutMs = input.timeoutMs === undefined ? undefined : integerOption('timeoutMs', input.timeoutMs, 0, 1, MAX_TIMEOUT_MS);
     const waitMs = input.waitMs === undefined ? undefined : integerOption('waitMs', input.waitMs, 0, 0, MAX_WAIT_MS);
-    const until = input.until === undefined ? undefined : compilePattern(input.until);
+    const until = input.until === undefined ? undefined : checkedPattern(input.until);
     const id = this.jobs.takeId();
     const record: JobRecord = {
       id,
@@ -181,6 +185,7 @@ export class JobRuntime {
       state: wants.length > 0 ? 'waiting' : 'starting',
       pid: null,
       pidStart: null,
+      pipes: [],
       cgroup: null,
       exitCode: null,
       signal: null,
@@ -221,6 +226,7 @@ export class JobRuntime {
       });
       record.pid = reply.pid;
       record.pidStart = reply.start;
+      record.pipes = reply.pipes;
       record.cgroup = reply.cgroup;
       record.startedAt = reply.startedAt;
       if (record.state === 'starting') record.state = 'running';
@@ -283,14 +289,21 @@ export class JobRuntime {
     return record.lease && !record.lease.released ? [...record.lease.resources] : [];
   }
 
+  /** The resources job `id` is still waiting for (empty unless it is `waiting`): a call queued
+   * behind them would wait for the job to start and then to end. */
+  wantedResources(id: number): NormalizedResource[] {
+    const record = this.jobs.find(id);
+    return record.state === 'waiting' ? [...record.wants] : [];
+  }
+
   /** The job's state and the last lines of its output (or the lines after a cursor). */
   async status(id: number, options: StatusOptions = {}): Promise<JobReport> {
     const record = this.jobs.find(id);
     const tail = integerOption('lines', options.lines, DEFAULT_TAIL_LINES, 0, 1_000_000);
     const since = options.since === undefined ? undefined : integerOption('since', options.since, -1, -1, Number.MAX_SAFE_INTEGER);
-    const maxBytes = integerOption('maxBytes', options.maxBytes, DEFAULT_MAX_BYTES, 1, MAX_STATUS_BYTES);
+    const maxBytes = integerOption('maxBytes', options.maxBytes, DEFAULT_MAX_BYTES, 1, this.options.maxReadBytes);
     const waitMs = options.waitMs === undefined ? undefined : integerOption('waitMs', options.waitMs, 0, 0, MAX_WAIT_MS);
-    const until = options.until === undefined ? undefined : compilePattern(options.until);
+    const until = options.until === undefined ? undefined : checkedPattern(options.until);
     const wait = waitMs === undefined ? undefined : { ms: waitMs, until, from: since };
     return this.jobs.pinned(record, () => this.readReport(record, { tail, since, maxBytes }, wait));
   }
@@ -332,6 +345,7 @@ export class JobRuntime {
         lineBytes: this.options.lineBytes,
         outputBytes: this.options.outputBytes,
         maxCommandBytes: MAX_COMMAND_BYTES,
+        maxReadBytes: this.options.maxReadBytes,
       },
     };
   }
@@ -432,7 +446,7 @@ export class JobRuntime {
    * the wait and the read in one round trip (it sees the output first); only a job it does not
    * run yet (still waiting for its locks, or being spawned) is waited for here first.
    */
-  private async readReport(record: JobRecord, read: OutputReadRequest, wait?: { ms: number; until: RegExp | undefined; from: number | undefined }): Promise<JobReport> {
+  private async readReport(record: JobRecord, read: OutputReadRequest, wait?: { ms: number; until: PatternSpec | undefined; from: number | undefined }): Promise<JobReport> {
     const started = Date.now();
     const outcome = (kind: WaitOutcome['kind'], line?: string): WaitOutcome => ({
       kind,
@@ -454,7 +468,7 @@ export class JobRuntime {
       } else {
         remoteWait = {
           ms: left,
-          ...(wait.until ? { until: { source: wait.until.source, flags: wait.until.flags } } : {}),
+          ...(wait.until ? { until: wait.until } : {}),
           ...(wait.from === undefined ? {} : { from: wait.from }),
         };
       }
@@ -579,7 +593,7 @@ export class JobRuntime {
     // leaders still running are ours to signal.
     const leftovers: LostJob[] = orphaned.map((record) => {
       const leader = record.endedAt === null || record.state === 'lost';
-      return { cgroup: record.cgroup, pid: leader ? record.pid : null, start: leader ? record.pidStart : null };
+      return { cgroup: record.cgroup, pid: leader ? record.pid : null, start: leader ? record.pidStart : null, pipes: [...record.pipes] };
     });
     void this.keeper.track(
       this.keeper

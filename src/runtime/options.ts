@@ -4,6 +4,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
+import { MAX_FRAME_BYTES } from '../protocol/codec.js';
 import { checkInteger, describeValue } from '../protocol/describe.js';
 import type { ContainmentChoice } from '../protocol/messages.js';
 
@@ -28,8 +29,35 @@ export const OUTPUT_HEAD_LINES = 20;
 export const DEFAULT_TAIL_LINES = 50;
 /** Bound on the output one read returns (the peer system's default). */
 export const DEFAULT_MAX_BYTES = 64 * 1024;
-/** Largest `maxBytes` a library caller may ask one status for. */
-export const MAX_STATUS_BYTES = 16 * 1024 * 1024;
+/** Most lines a job's ring may keep: enough for any log a person reads back, and few enough that a
+ * read of all of them (with their per-line overhead) still fits in one frame. */
+export const MAX_OUTPUT_LINES = 100_000;
+/** Longest line the ring may keep, in bytes. */
+export const MAX_LINE_BYTES = 1024 * 1024;
+/**
+ * A read's reply beside its text, in msgpack bytes. Per line (an OutputLine without its text): the
+ * keys seq, stream, text, cutBytes, partial, clippedBytes (46 bytes), their values at their widest
+ * (a uint64 is 9 bytes, "stdout" 7, a string header 5, true 1: 41), a map header (1): 88, rounded up.
+ */
+export const READ_LINE_OVERHEAD_BYTES = 96;
+/** The rest of the reply: the envelope and the read's counters (well under 1 KiB) and the job's
+ * facts, whose largest part is its listening ports (at most 65 536, 3 bytes each: 192 KiB). */
+export const READ_REPLY_OVERHEAD_BYTES = 256 * 1024;
+/** Rendering shows an invalid byte as `\xHH`: a line's text is at most 4 bytes per raw byte. */
+const RENDERED_BYTES_PER_BYTE = 4;
+/** Lines a read can return besides the ring's own: one unfinished line per stream. */
+const PARTIAL_LINES = 2;
+
+/**
+ * The largest `maxBytes` one status may ask for: a frame (MAX_FRAME_BYTES) less the reply's overhead
+ * at its worst, every line the ring and the head can hold at READ_LINE_OVERHEAD_BYTES each, the
+ * wait's matching line (rendered, not counted in the budget) and READ_REPLY_OVERHEAD_BYTES. So no
+ * read can make the supervisor build a reply it cannot send. About 15.5 MiB with the defaults.
+ */
+export function maxReadBytes(outputLines: number, lineBytes: number): number {
+  const lines = outputLines + OUTPUT_HEAD_LINES + PARTIAL_LINES;
+  return MAX_FRAME_BYTES - READ_REPLY_OVERHEAD_BYTES - lines * READ_LINE_OVERHEAD_BYTES - RENDERED_BYTES_PER_BYTE * lineBytes;
+}
 /** Longest wait one call may ask for (a model's tool call should not hang for hours). */
 export const MAX_WAIT_MS = 10 * 60 * 1000;
 /** Longest per-job timeout: a week. */
@@ -58,12 +86,12 @@ export interface JobRuntimeOptions {
   keepFinished?: number;
   /** Milliseconds between SIGTERM and SIGKILL. Default: 2000. */
   killGraceMs?: number;
-  /** Lines kept per job. Default: 2000. */
+  /** Lines kept per job, at most 100 000. Default: 2000. */
   outputLines?: number;
   /** Directory of the resource lock files, shared by every runtime on the machine that should
    * exclude each other. Default: `$XDG_RUNTIME_DIR/heph-jobs/locks`, else `<tmpdir>/heph-jobs-<uid>/locks`. */
   lockDir?: string;
-  /** Bytes per line before it is cut. Default: 8192. */
+  /** Bytes per line before it is cut, at most 1 MiB. Default: 8192. */
   lineBytes?: number;
   /** Bytes kept per job's ring. Default: 4 MiB. */
   outputBytes?: number;
@@ -84,6 +112,8 @@ export interface NormalizedOptions {
   lockDir: string;
   lineBytes: number;
   outputBytes: number;
+  /** The largest `maxBytes` a status may ask for (derived: see maxReadBytes). */
+  maxReadBytes: number;
 }
 
 const CONTAINMENT_CHOICES: readonly ContainmentChoice[] = ['auto', 'cgroup', 'process-group'];
@@ -109,6 +139,8 @@ export function normalizeOptions(options: JobRuntimeOptions = {}): NormalizedOpt
   if (!CONTAINMENT_CHOICES.includes(containment)) {
     throw new RangeError(`option containment must be one of ${CONTAINMENT_CHOICES.join(', ')}; received ${describeValue(containment)}`);
   }
+  const outputLines = integerOption('outputLines', options.outputLines, OUTPUT_MAX_LINES, 1, MAX_OUTPUT_LINES);
+  const lineBytes = integerOption('lineBytes', options.lineBytes, OUTPUT_MAX_LINE_BYTES, 16, MAX_LINE_BYTES);
   return {
     cwd: stringOption('cwd', options.cwd, process.cwd()),
     env: options.env ?? process.env,
@@ -120,10 +152,11 @@ export function normalizeOptions(options: JobRuntimeOptions = {}): NormalizedOpt
     maxJobs: integerOption('maxJobs', options.maxJobs, MAX_JOBS, 1, 1024),
     keepFinished: integerOption('keepFinished', options.keepFinished, KEEP_FINISHED, 0, 10_000),
     killGraceMs: integerOption('killGraceMs', options.killGraceMs, KILL_GRACE_MS, 0, 600_000),
-    outputLines: integerOption('outputLines', options.outputLines, OUTPUT_MAX_LINES, 1, 1_000_000),
+    outputLines,
     lockDir: stringOption('lockDir', options.lockDir, defaultLockDir()),
-    lineBytes: integerOption('lineBytes', options.lineBytes, OUTPUT_MAX_LINE_BYTES, 16, 1024 * 1024),
+    lineBytes,
     outputBytes: integerOption('outputBytes', options.outputBytes, OUTPUT_MAX_BYTES, 1024, 1024 * 1024 * 1024),
+    maxReadBytes: maxReadBytes(outputLines, lineBytes),
   };
 }
 

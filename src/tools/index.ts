@@ -4,12 +4,13 @@
  *
  * - Level 0 runs without asking; level 2 asks the host's approver (once / always / deny). An
  *   "always" remembers the exact permission pattern, a string with no wildcard: `background(npm
- *   run dev)` approves that command and nothing else. With no approver, level-2 calls are refused.
+ *   run dev)` approves that command and nothing else; `job_input(sh -i <- "ls\n")` that text to a
+ *   job of that command. With no approver, level-2 calls are refused.
  * - Lock rules (host configuration) are expanded per call with `{ref}` and `{worktree}` (the call's
  *   working directory). `background` holds its rules plus its `locks` for the job's lifetime (the
  *   runtime takes them). `job_status` / `job_kill` never take their target's resources: if their
- *   own rules conflict with what the target holds they fail at once, naming the way out
- *   (`/job-kill ID`); otherwise they hold their own rules for the duration of the call.
+ *   own rules conflict with what the target holds (or still waits for) they fail at once, naming
+ *   the way out (`/job-kill ID`); otherwise they hold their own rules for the duration of the call.
  * - `call` never throws for a model's mistake: every refusal or error is a result with `isError`
  *   and a sentence the model can act on (src/wording.ts); `run` is the same call's text.
  */
@@ -91,7 +92,7 @@ export interface Tools {
 /** What the tools use of a runtime (a `JobRuntime` is one). */
 export type ToolRuntime = Pick<
   JobRuntime,
-  'background' | 'status' | 'list' | 'kill' | 'userKill' | 'input' | 'restart' | 'heldResources' | 'locks' | 'settings'
+  'background' | 'status' | 'list' | 'kill' | 'userKill' | 'input' | 'restart' | 'heldResources' | 'wantedResources' | 'locks' | 'settings'
 >;
 
 /** The tools for `runtime`. Throws (at configuration time) if `rules` or `approve` are malformed. */
@@ -109,13 +110,17 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
     return expandRules(rules, tool, { ref: context.ref, worktree: context.cwd });
   }
 
-  /** The refusal of `tool` at once if its own rules conflict with what a target holds; else null. */
+  /**
+   * The refusal of `tool` at once if its own rules conflict with what a target holds or, while it
+   * waits for its locks, what it waits for (the fair queue would put this call behind it, and it
+   * would then hold them until it ends); else null.
+   */
   function selfConflict(tool: string, own: readonly NormalizedResource[], targets: readonly { id: number; command: string }[]): ToolResult | null {
     if (own.length === 0) return null;
     for (const target of targets) {
-      const held = heldBy(target.id);
-      const found = held.length === 0 ? [] : overlaps(own, held);
-      if (found.length > 0) return refusal(say.selfDeadlock(tool, target, found));
+      const { resources, waiting } = claimsOf(target.id);
+      const found = resources.length === 0 ? [] : overlaps(own, resources);
+      if (found.length > 0) return refusal(say.selfDeadlock(tool, target, found, waiting));
     }
     return null;
   }
@@ -146,11 +151,15 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
     }
   }
 
-  function heldBy(id: number): NormalizedResource[] {
+  /** What job `id` holds, else what it waits for (`waiting`); nothing for a job that is gone. */
+  function claimsOf(id: number): { resources: NormalizedResource[]; waiting: boolean } {
     try {
-      return runtime.heldResources(id);
+      const held = runtime.heldResources(id);
+      if (held.length > 0) return { resources: held, waiting: false };
+      const wanted = runtime.wantedResources(id);
+      return { resources: wanted, waiting: wanted.length > 0 };
     } catch (error) {
-      if (error instanceof JobNotFoundError) return [];
+      if (error instanceof JobNotFoundError) return { resources: [], waiting: false };
       throw error;
     }
   }
@@ -264,6 +273,7 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
     schema: { description: string; inputSchema: JsonSchema },
     action: (input: I) => Promise<ToolResult>,
     askWhenEnded: boolean,
+    subject: (target: JobReport, input: I) => string = (target) => target.command,
   ): ToolDefinition {
     return defineTool({
       name,
@@ -274,7 +284,7 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
         const checked = validate<I>(schema.inputSchema, input);
         if (!checked.ok) return null;
         const target = findJob(checked.value.id);
-        return target ? say.permissionPattern(name, target.command) : null;
+        return target ? say.permissionPattern(name, subject(target, checked.value)) : null;
       },
       async call(input, callContext) {
         const checked = validate<I>(schema.inputSchema, input);
@@ -290,7 +300,7 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
           if (refused !== null) return refused;
           const ended = target.cleanedUp && target.state !== 'running' && target.state !== 'waiting';
           if (askWhenEnded || !ended) {
-            const denied = await ask(name, say.permissionPattern(name, target.command), input, context);
+            const denied = await ask(name, say.permissionPattern(name, subject(target, checked.value)), input, context);
             if (denied !== null) return denied;
           }
           // The rules are taken after the question, so no lock is held while the user thinks.
@@ -310,11 +320,14 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
     false,
   );
 
+  // The pattern names the text as well as the target: "always" approves writing that text to a
+  // job of that command, never other text (an approval must not cover what the person did not see).
   const job_input = targetedTool<JobInputToolInput>(
     'job_input',
     jobInputSchema(),
     async ({ id, text, close }) => jobResult(await runtime.input(id, { ...(text === undefined ? {} : { text }), close: close === true })),
     false,
+    (target, { text, close }) => say.inputSubject(target.command, text ?? '', close === true),
   );
 
   const job_restart = targetedTool<JobRestartToolInput>(

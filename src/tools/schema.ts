@@ -8,7 +8,7 @@
  */
 import { MAX_RESOURCE_LENGTH } from '../locks/index.js';
 import { MAX_COMMAND_BYTES } from '../runtime/options.js';
-import { MAX_PATTERN_CHARS } from '../runtime/input-checks.js';
+import { MAX_PATTERN_CHARS } from '../protocol/pattern.js';
 import type { JsonSchema } from './validate.js';
 
 export interface BackgroundToolInput {
@@ -67,7 +67,8 @@ function waitProperties(what: string): Record<string, JsonSchema> {
       type: 'string',
       minLength: 1,
       maxLength: MAX_PATTERN_CHARS,
-      description: 'A JavaScript regular expression; with "wait", answer as soon as an output line matches it (e.g. "ready|listening on").',
+      description:
+        'A regular expression in RE2 syntax (as JavaScript\'s, without backreferences or lookaround); with "wait", answer as soon as an output line matches it (e.g. "ready|listening on").',
     },
   };
 }

@@ -1,8 +1,10 @@
 /**
  * Job processes that left their job's session or cgroup (setsid after a double fork, a write to
- * another cgroup.procs): both strategies find them by the job's marker in their environment.
+ * another cgroup.procs): both strategies find them by the job's marker in their environment, or
+ * by one of the job's pipes among their descriptors (`env -i setsid -f CMD` clears the one and
+ * keeps the other).
  */
-import { childrenOf, environContains, readProcStat, type ProcEntry } from '../platform/procfs.js';
+import { childrenOf, environContains, holdsPipe, readProcStat, type ProcEntry } from '../platform/procfs.js';
 import type { JobIdentity } from './strategy.js';
 
 /** Processes that are not zombies (a zombie has exited; only its parent's wait remains). */
@@ -11,7 +13,8 @@ export function alive(entry: ProcEntry): boolean {
 }
 
 /**
- * Live children of the supervisor carrying the job's marker, other than the leader. Every process
+ * Live children of the supervisor carrying the job's marker or holding one of its pipes, other
+ * than the leader. Every process
  * that left its job (a new session after a double fork, or another cgroup) is reparented to us,
  * the subreaper, once its parents in the job are gone, so looking at our own children (not at
  * every process on the machine) finds them. Their own children follow once they are killed.
@@ -21,7 +24,7 @@ export function markedStragglers(job: JobIdentity): ProcEntry[] {
   for (const pid of childrenOf(process.pid)) {
     if (pid === job.pid) continue;
     const entry = readProcStat(pid);
-    if (entry && alive(entry) && environContains(pid, job.marker)) found.push(entry);
+    if (entry && alive(entry) && (environContains(pid, job.marker) || holdsPipe(pid, job.pipes))) found.push(entry);
   }
   return found;
 }

@@ -11,6 +11,8 @@ export interface JobIdentity {
   /** `HEPH_JOB=<supervisor pid>-<its start time>:<job>` in every job process's environment. */
   marker: string;
   cgroup: string | null;
+  /** Inodes of the job's stdin/stdout/stderr pipes: a child of ours holding one is the job's. */
+  pipes: ReadonlySet<number>;
   /** Set once the reaper has reaped the leader: from then on its pid may name another process. */
   leaderReaped?: boolean;
   /** A pidfd on the leader while we hold one: signals through it can never reach another process. */

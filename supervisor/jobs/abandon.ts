@@ -7,6 +7,7 @@
 import { constants as os } from 'node:os';
 import type { ContainmentStrategy, JobIdentity } from '../containment/index.js';
 import { native } from '../native.js';
+import { hasZombieChildren } from './zombies.js';
 
 const SIGKILL = os.signals.SIGKILL;
 /** Longest an abandoned leader is waited for (its reap, its cgroup's removal) before giving up. */
@@ -38,7 +39,8 @@ export async function stopAbandoned(token: number, identity: JobIdentity, strate
     identity.leaderReaped = true;
     identity.pidfd = -1;
     while (Date.now() < deadline) {
-      if (strategy.isEmpty(identity) && strategy.release(identity)) return;
+      // Its orphans are reparented to us and left as zombies until our reaper gets to them.
+      if (strategy.isEmpty(identity) && !hasZombieChildren() && strategy.release(identity)) return;
       strategy.killAll(identity);
       await pause(ABANDON_PAUSE_MS);
     }

@@ -3,6 +3,7 @@
  * and the way from "leader exited" or "kill requested" to "cleaned up": every process gone and reaped,
  * the cgroup removed, the output drained.
  */
+import fs from 'node:fs';
 import net from 'node:net';
 import { constants as os } from 'node:os';
 import { native } from '../native.js';
@@ -74,7 +75,14 @@ export class SupervisedJob implements WaitableJob {
   ) {
     this.id = params.job;
     this.ring = new OutputRing(config.output);
-    this.identity = { job: params.job, pid: reply.pid, marker: jobMarker(params.job), cgroup: reply.cgroup, pidfd: spawned.pidfd };
+    this.identity = {
+      job: params.job,
+      pid: reply.pid,
+      marker: jobMarker(params.job),
+      cgroup: reply.cgroup,
+      pipes: new Set(reply.pipes),
+      pidfd: spawned.pidfd,
+    };
     this.pidfd = spawned.pidfd;
     this.hadStdin = spawned.stdin >= 0;
   }
@@ -137,7 +145,14 @@ export class SupervisedJob implements WaitableJob {
       if (cgroup) native.cgroupRemove(cgroup);
       throw new SpawnError(describeSpawnFailure(error, params), { cause: error, details: nativeDetails(error) });
     }
-    const reply: SpawnReply = { pid: spawned.pid, start: leaderStart(spawned), cgroup, method: spawned.method, startedAt: Date.now() };
+    const reply: SpawnReply = {
+      pid: spawned.pid,
+      start: leaderStart(spawned),
+      pipes: pipeInodes(spawned),
+      cgroup,
+      method: spawned.method,
+      startedAt: Date.now(),
+    };
     const job = new SupervisedJob(params, strategy, config, hooks, reply, spawned);
     try {
       job.setUp(spawned);
@@ -408,6 +423,11 @@ export class SupervisedJob implements WaitableJob {
 function leaderStart(spawned: { pid: number; pidfd: number }): string | null {
   const start = processStartTime(spawned.pid);
   return start !== null && native.pidfdSendSignal(spawned.pidfd, 0) ? start : null;
+}
+
+/** Inodes of the pipes the job's processes got as stdin, stdout and stderr. */
+function pipeInodes(spawned: { stdin: number; stdout: number; stderr: number }): number[] {
+  return [spawned.stdin, spawned.stdout, spawned.stderr].filter((fd) => fd >= 0).map((fd) => fs.fstatSync(fd).ino);
 }
 
 /** Runs `fn` once the event loop has polled for I/O at least once more. */

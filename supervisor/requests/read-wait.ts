@@ -3,9 +3,14 @@
  * first: when the job has ended, when a new output line matches the pattern, or when the time is
  * up. One round trip for the runtime, and nothing runs between wake-ups: the job wakes its waiters
  * when output is read (once per event-loop turn) and when its leader exits or it is done.
+ *
+ * The pattern comes from a model: it is compiled by the linear-time engine of
+ * src/protocol/pattern.ts, and the scan lets the event loop run every MATCH_SLICE_MS of matching,
+ * so one wait never holds up another request, another job's output or a kill.
  */
 import { InvalidInputError } from '../../src/protocol/errors.js';
 import type { OutputRead, ReadWait, WaitResult } from '../../src/protocol/messages.js';
+import { compileLinePattern, type LinePattern, type PatternProblem } from '../../src/protocol/pattern.js';
 
 /** What a wait needs of a job. */
 export interface WaitableJob {
@@ -24,12 +29,34 @@ export interface WaitableJob {
 /** setTimeout's longest delay: a longer one would fire at once (Node clamps it to 1 ms). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-function compile(until: NonNullable<ReadWait['until']>): RegExp {
-  try {
-    return new RegExp(until.source, until.flags.replace(/[gy]/g, ''));
-  } catch (error) {
-    throw new InvalidInputError(`until is not a valid regular expression: ${(error as Error).message}`);
+/** Matching time after which a scan lets the event loop run before it goes on. */
+const MATCH_SLICE_MS = 10;
+
+/** Why the supervisor refuses a pattern (the runtime checked it first: only a bare caller sees this). */
+function refusal(problem: PatternProblem): string {
+  switch (problem.kind) {
+    case 'shape':
+      return `until must be 1 to ${problem.maxChars} characters`;
+    case 'unsupported':
+      return `until is not a pattern RE2 runs: it uses a ${problem.construct} ${problem.text}`;
+    case 'flags':
+      return `until has flags RE2 does not run: ${JSON.stringify(problem.flags)}`;
+    case 'syntax':
+      return `until is not a valid regular expression: ${problem.reason}`;
+    case 'too-complex':
+      return `until compiles to ${problem.instructions} instructions, more than ${problem.max}`;
   }
+}
+
+function compile(until: NonNullable<ReadWait['until']>): LinePattern {
+  const compiled = compileLinePattern(until);
+  if (!compiled.ok) throw new InvalidInputError(refusal(compiled.problem));
+  return compiled.pattern;
+}
+
+/** Lets the event loop run (requests, other jobs' output) before the caller goes on. */
+function yieldToEvents(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /**
@@ -70,8 +97,16 @@ export async function waitOnOutput(job: WaitableJob, wait: ReadWait, drainMs: nu
     for (;;) {
       const wasEnded = job.ended;
       const read = job.readLines(cursor);
-      const match = read.lines.find((line) => pattern.test(line.text));
-      if (match) return result('matched', match.text);
+      // One line's test is the unit of work (bounded by the line's length and the pattern's
+      // size); between slices of them the event loop runs, and the deadline is kept.
+      let slice = Date.now();
+      for (const line of read.lines) {
+        if (pattern.test(line.text)) return result('matched', line.text);
+        if (Date.now() - slice < MATCH_SLICE_MS) continue;
+        await yieldToEvents();
+        if (Date.now() >= deadline) return result('timed-out');
+        slice = Date.now();
+      }
       const advanced = read.next > cursor;
       cursor = read.next;
       if (wasEnded && job.drained) return result('ended');

@@ -15,9 +15,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { encodeFrame, MAX_FRAME_BYTES } from '../../src/protocol/codec.js';
 import { createTools, HephError, type JobEvent } from '../../src/index.js';
-import type { SupervisorConfig } from '../../src/protocol/messages.js';
 import { EofOracle, isRunning } from '../helpers/kernel.js';
-import { prng, startBareSupervisor, summary } from '../helpers/hardening.js';
+import { bareConfig, prng, startBareSupervisor, summary } from '../helpers/hardening.js';
 import { modeRows } from '../helpers/modes.js';
 import { FIXTURES, startRuntime, tempDir, waitForOutput } from '../helpers/runtime.js';
 
@@ -67,17 +66,7 @@ function confusedAtJob0(): Record<string, unknown>[] {
   ];
 }
 
-function config(mode: string, lockDir: string): SupervisorConfig {
-  return {
-    lockDir,
-    containment: mode as SupervisorConfig['containment'],
-    cgroupParent: null,
-    forceFork: false,
-    killGraceMs: 500,
-    drainMs: 500,
-    output: { maxLines: 2000, maxLineBytes: 8192, maxBytes: 4 * 1024 * 1024, headLines: 20 },
-  };
-}
+const config = bareConfig;
 
 function frameWithBody(body: Buffer): Buffer {
   const header = Buffer.alloc(4);

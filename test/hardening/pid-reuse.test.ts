@@ -18,7 +18,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createTools, type JobRuntime } from '../../src/index.js';
 import { EofOracle, isReaped, isRunning, see, waitForFile, waitUntil, type SeenProcess } from '../helpers/kernel.js';
-import { summary, within } from '../helpers/hardening.js';
+import { bareConfig, startBareSupervisor, summary, within } from '../helpers/hardening.js';
 import { modeRows } from '../helpers/modes.js';
 import { FIXTURES, startRuntime, tempDir, waitForOutput } from '../helpers/runtime.js';
 import { waitFor } from '../../src/testing.js';
@@ -191,4 +191,77 @@ describe.each(modeRows())('pid reuse (%s)', (mode, skip) => {
       conclude(ROUNDS, failures, inconclusive, `${mode}, cleanup pending, pid taken by another job`);
     },
   );
+});
+
+/** Issue 12, item 2: a supervisor that gets the pid of a dead one (forced, as above). */
+describe.each(modeRows())('a supervisor with a dead supervisor\'s pid (%s)', (mode, skip) => {
+  type Bare = ReturnType<typeof startBareSupervisor>;
+  const config = () => bareConfig(mode, tempDir());
+  const stopBare = async (bare: Bare) => {
+    bare.socket.end();
+    await bare.exited;
+  };
+  const spawnSleep = async (bare: Bare, job: number, prefix = '') => {
+    const reply = (await bare.request({
+      type: 'spawn',
+      params: { job, command: `${prefix} exec sleep 1000`, cwd: '/', env: [`PATH=${process.env.PATH}`], stdin: false, merge: false, shell: '/bin/sh' },
+    })) as { ok: boolean; value: { pid: number; cgroup: string | null } };
+    expect(reply.ok).toBe(true);
+    return reply.value;
+  };
+
+  it.skipIf(skip || unforceable !== null)('starts in its own cgroup subtree, and a cleanup of the dead one spares its jobs', async () => {
+    const oracle = new EofOracle();
+    const started: Bare[] = [];
+    try {
+      const dead = startBareSupervisor();
+      started.push(dead);
+      const deadHello = (await dead.request({ type: 'hello', config: config() })) as { value: { instance: { pid: number; start: string; boot: string }; containment: { cgroupRoot: string | null } } };
+      const deadJob = await spawnSleep(dead, 0, oracle.prefix);
+      const leftover = see(deadJob.pid);
+      const pid = dead.child.pid!;
+      // Killed without a chance to clean up: its job and its subtree stay.
+      process.kill(pid, 'SIGSTOP');
+      process.kill(pid, 'SIGKILL');
+      await dead.exited;
+
+      let namesake: Bare | null = null;
+      for (let attempt = 0; attempt < ATTEMPTS && namesake === null; attempt++) {
+        fs.writeFileSync(NS_LAST_PID, String(pid - 1));
+        const bare = startBareSupervisor();
+        started.push(bare);
+        if (bare.child.pid === pid) namesake = bare;
+        else {
+          bare.child.kill('SIGKILL');
+          await bare.exited;
+        }
+      }
+      expect(namesake, `pid ${pid} was taken by someone else ${ATTEMPTS} times: the reuse could not be forced`).not.toBeNull();
+      if (namesake === null) return;
+      // Before identities, its subtree had the dead one's name (mkdir failed in cgroup mode).
+      const hello = (await namesake.request({ type: 'hello', config: config() })) as { ok: boolean; value: { instance: { start: string }; containment: { cgroupRoot: string | null } } };
+      expect(hello.ok).toBe(true);
+      expect(hello.value.instance.start).not.toBe(deadHello.value.instance.start);
+      const liveJob = await spawnSleep(namesake, 0);
+      const liveLeader = see(liveJob.pid);
+      // The dead one's leftovers are swept (by this start, or by the cleanup below) ...
+      const cleaner = startBareSupervisor();
+      started.push(cleaner);
+      expect(await cleaner.request({ type: 'hello', config: config() })).toMatchObject({ ok: true });
+      expect(await cleaner.request({ type: 'cleanup-lost', supervisor: deadHello.value.instance, jobs: [] }, 20_000)).toMatchObject({ ok: true });
+      await oracle.waitEof(10_000);
+      await waitUntil(() => isReaped(leftover), 'the dead supervisor\'s job reaped');
+      if (deadHello.value.containment.cgroupRoot !== null) await waitUntil(() => !fs.existsSync(deadHello.value.containment.cgroupRoot!), 'the dead subtree removed');
+      // ... and the live namesake's job and subtree are untouched.
+      expect(intact(liveLeader)).toBe(true);
+      if (hello.value.containment.cgroupRoot !== null) {
+        expect(fs.readFileSync(path.join(liveJob.cgroup!, 'cgroup.procs'), 'latin1').trim()).toBe(String(liveJob.pid));
+      }
+      await spawnSleep(namesake, 1);
+      summary(2, 1, 0, `${mode}: a supervisor got pid ${pid} of a dead one`);
+    } finally {
+      await Promise.all(started.map(stopBare));
+      oracle.dispose();
+    }
+  });
 });

@@ -14,6 +14,7 @@ import { encodeFrame, FrameReader } from '../../src/protocol/codec.js';
 import { supervisorEntry } from '../../src/runtime/supervisor-client.js';
 import { listProcesses } from '../../supervisor/platform/procfs.js';
 import type { JobRuntime } from '../../src/index.js';
+import type { SupervisorConfig } from '../../src/protocol/messages.js';
 import { processesWithEnv } from './kernel.js';
 import { prng } from './random.js';
 import { waitFor } from '../../src/testing.js';
@@ -153,12 +154,25 @@ export async function waitForLines(
 ): Promise<string[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const report = await runtime.status(id, { lines: 1_000_000, maxBytes: 16 * 1024 * 1024 });
+    const report = await runtime.status(id, { lines: 1_000_000, maxBytes: runtime.settings.maxReadBytes });
     const lines = report.output?.lines.map((line) => line.text) ?? [];
     if (predicate(lines)) return lines;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} in job ${id}; last report:\n${report.text.slice(-4000)}`);
     await waitFor(runtime, () => false, 20);
   }
+}
+
+/** The hello config of a bare supervisor: `mode`, `lockDir`, a short grace and drain, `output` over the defaults. */
+export function bareConfig(mode: string, lockDir: string, output: Partial<SupervisorConfig['output']> = {}): SupervisorConfig {
+  return {
+    lockDir,
+    containment: mode as SupervisorConfig['containment'],
+    cgroupParent: null,
+    forceFork: false,
+    killGraceMs: 500,
+    drainMs: 500,
+    output: { maxLines: 2000, maxLineBytes: 8192, maxBytes: 4 * 1024 * 1024, headLines: 20, ...output },
+  };
 }
 
 /** A supervisor started by hand on a socket the test holds (no JobRuntime), as channel.test.ts

@@ -16,12 +16,15 @@ import { killSupervisor, settledLostCleanups, supervisorPid, waitFor } from '../
 
 /** A job that records its pids (leader and a child) in DIR/NAME, then prints "up". */
 function recordingJob(dir: string, name: string): string {
-  return `sleep 1000 & echo "$$ $!" > ${dir}/${name}.tmp; mv ${dir}/${name}.tmp ${dir}/${name}; echo up; wait`;
+  // Each process as pid and start time (field 22 of /proc/PID/stat): a pid alone may be recycled
+  // by the time it is checked (other tests on the machine recycle pids on purpose).
+  return `sleep 1000 & for p in $$ $!; do echo "$p $(cut -d' ' -f22 /proc/$p/stat)"; done > ${dir}/${name}.tmp; mv ${dir}/${name}.tmp ${dir}/${name}; echo up; wait`;
 }
 
-/** A job that first checks that no process recorded in DIR/NAME still exists (zombies count). */
+/** A job that first checks that no process recorded in DIR/NAME still exists (zombies count):
+ * the same pid with the same start time is the same process. */
 function checkingJob(dir: string, name: string): string {
-  return `for p in $(cat ${dir}/${name}); do [ -e /proc/$p ] && echo "overlap $p $(cat /proc/$p/stat)"; done; echo started; exec sleep 1000`;
+  return `while read p s; do [ "$(cut -d' ' -f22 /proc/$p/stat 2>/dev/null)" = "$s" ] && echo "overlap $p $(cat /proc/$p/stat)"; done < ${dir}/${name}; echo started; exec sleep 1000`;
 }
 
 function state(runtime: JobRuntime, id: number): string | undefined {
@@ -110,7 +113,7 @@ describe('locks across runtimes', () => {
     let second: ReturnType<typeof spawn> | undefined;
     try {
       await ready;
-      const pids = (await waitForFile(path.join(dir, 'job'))).trim().split(' ');
+      const pids = (await waitForFile(path.join(dir, 'job'))).trim().split('\n').map((line) => line.split(' ')[0]!);
       for (const pid of pids) see(Number(pid));
       second = spawn(process.execPath, [path.join(FIXTURES, 'lock-host.mjs'), lockDir, 'port:6000', ...pids], {
         stdio: ['ignore', 'pipe', 'inherit'],

@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTools, JobRuntime } from '../../src/index.js';
 import { CLI } from '../helpers/cli.js';
@@ -117,6 +118,33 @@ describe.each(modeRows())('heph-jobs mcp (%s)', (mode, skip) => {
       expect(bad.isError).toBe(true);
       expect(textOf(bad)).toMatch(/^background: bad input: command must be a string/);
       await expect(client.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toThrow(/there is no tool "no_such_tool"; the tools are background, job_status, job_kill/);
+    } finally {
+      oracle.dispose();
+    }
+  });
+
+  it.skipIf(skip)('a message over the size limit is answered with a JSON-RPC error, and the session and its jobs go on (issue 12, item 8)', async () => {
+    const oracle = new EofOracle();
+    try {
+      const connection = await connect(mode);
+      const { client } = connection;
+      const started = await client.callTool({ name: 'background', arguments: { command: `${oracle.prefix}exec sleep 60`, stdin: true } });
+      expect(textOf(started)).toMatch(/^job 0 running /);
+
+      // 11 MiB of text in one message: over the 10 MiB a message may have.
+      const huge = 'x'.repeat(11 * 1024 * 1024);
+      const refused = client.callTool({ name: 'job_input', arguments: { id: 0, text: huge } }, undefined, { timeout: 20_000 });
+      await expect(refused).rejects.toMatchObject({ code: ErrorCode.InvalidRequest, message: expect.stringMatching(/message of 11534\d\d\d bytes is over the limit of 10485760 bytes/) });
+
+      // Still serving, the job still running (it holds the FIFO), nothing written to it.
+      const read = await client.callTool({ name: 'job_status', arguments: { id: 0 } });
+      expect(read.isError).toBeFalsy();
+      expect(textOf(read)).toMatch(/^job 0 running /);
+      expect(oracle.closed).toBe(false);
+      const killed = await client.callTool({ name: 'job_kill', arguments: { id: 0 } });
+      expect(textOf(killed)).toMatch(/^job 0 killed SIGTERM /);
+      await oracle.waitEof();
+      expect(connection.stderr()).toMatch(/heph-jobs mcp: refused a message of 11534\d\d\d bytes/);
     } finally {
       oracle.dispose();
     }

@@ -132,7 +132,7 @@ async function flood(runtime: JobRuntime, command: string, supervisorPid: number
   const started = await runtime.background({ command });
   // No back-pressure: the job finishes with nobody reading its output (a blocked writer never would).
   await waitCleanedUp(runtime, started.id, 120_000);
-  const final = await runtime.status(started.id, { lines: 1_000_000, maxBytes: 16 * MiB });
+  const final = await runtime.status(started.id, { lines: 1_000_000, maxBytes: runtime.settings.maxReadBytes });
   return { final, peak: supervisorMemory(supervisorPid).hwm };
 }
 

@@ -8,10 +8,8 @@
  */
 import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { SupervisorConfig } from '../../src/protocol/messages.js';
 import { childrenOf } from '../../supervisor/platform/procfs.js';
-import { startBareSupervisor } from '../helpers/hardening.js';
-import { EofOracle } from '../helpers/kernel.js';
+import { bareConfig, SharedEofOracle, startBareSupervisor } from '../helpers/hardening.js';
 import { modeRows } from '../helpers/modes.js';
 import { tempDir } from '../helpers/runtime.js';
 
@@ -19,7 +17,7 @@ type Bare = ReturnType<typeof startBareSupervisor>;
 type Reply = { id: number; ok: boolean; value?: any; error?: { code?: string; message?: string } };
 
 const bares: Bare[] = [];
-const oracles: EofOracle[] = [];
+const oracles: SharedEofOracle[] = [];
 
 afterEach(async () => {
   await Promise.all(
@@ -31,17 +29,7 @@ afterEach(async () => {
   for (const oracle of oracles.splice(0)) oracle.dispose();
 });
 
-function config(mode: string): SupervisorConfig {
-  return {
-    lockDir: tempDir(),
-    containment: mode as SupervisorConfig['containment'],
-    cgroupParent: null,
-    forceFork: false,
-    killGraceMs: 500,
-    drainMs: 500,
-    output: { maxLines: 2000, maxLineBytes: 8192, maxBytes: 4 * 1024 * 1024, headLines: 20 },
-  };
-}
+const config = (mode: string) => bareConfig(mode, tempDir());
 
 async function bareSupervisor(mode: string, env: NodeJS.ProcessEnv = {}): Promise<Bare> {
   const bare = startBareSupervisor(env);
@@ -64,9 +52,9 @@ function descriptors(pid: number): string[] {
     .sort();
 }
 
-function spawnRequest(job: number, oracle: EofOracle, stdin: boolean) {
+function spawnRequest(job: number, oracle: SharedEofOracle, stdin: boolean) {
   // The leader and a child of it both hold the FIFO.
-  const command = `${oracle.prefix} sleep 60 & exec sleep 60`;
+  const command = `${oracle.prefix} echo up; sleep 60 & exec sleep 60`;
   return { type: 'spawn', params: { job, command, cwd: '/', env: [`PATH=${process.env.PATH}`], stdin, merge: false, shell: '/bin/sh' } };
 }
 
@@ -75,12 +63,14 @@ describe.each(modeRows())('a job whose setup fails after the spawn (%s)', (mode,
     const bare = await bareSupervisor(mode, { HEPH_JOBS_INJECT_FAULT: 'job-watch' });
     const supervisor = bare.child.pid!;
     for (const [job, stdin] of [[0, false], [1, true]] as const) {
-      const oracle = new EofOracle();
+      // The test holds a write end too (the job may be killed before it opens its own); EOF once
+      // the test lets go of it means no job process holds one.
+      const oracle = new SharedEofOracle();
       oracles.push(oracle);
       const before = descriptors(supervisor);
       const reply = (await bare.request(spawnRequest(job, oracle, stdin), 20_000)) as Reply;
       expect(reply).toMatchObject({ ok: false, error: { code: 'ERR_SPAWN', message: expect.stringContaining('ENOSPC') } });
-      expect(await oracle.eofWithin(10_000), 'every process of the job is gone').toBe(true);
+      expect(await oracle.finish(10_000), 'every process of the job is gone').toBe(true);
       expect(childrenOf(supervisor), 'the supervisor has no child left, not even a zombie').toEqual([]);
       expect(descriptors(supervisor)).toEqual(before);
       // It is not a job the supervisor knows.
@@ -91,14 +81,17 @@ describe.each(modeRows())('a job whose setup fails after the spawn (%s)', (mode,
   it.skipIf(skip)('the oracles see a job that runs (negative control: the same spawn without the fault)', async () => {
     const bare = await bareSupervisor(mode);
     const supervisor = bare.child.pid!;
-    const oracle = new EofOracle();
+    const oracle = new SharedEofOracle();
     oracles.push(oracle);
     const before = descriptors(supervisor);
     expect(await bare.request(spawnRequest(0, oracle, true))).toMatchObject({ ok: true });
-    expect(await oracle.eofWithin(300)).toBe(false);
+    // Once it printed, the job holds the FIFO.
+    const read = (await bare.request({ type: 'read', params: { job: 0, tail: 1, wait: { ms: 10_000, until: { source: '^up$', flags: '' }, from: -1 } } })) as Reply;
+    expect(read.value.waited).toMatchObject({ kind: 'matched' });
+    expect(await oracle.finish(300)).toBe(false);
     expect(childrenOf(supervisor)).toHaveLength(1);
     expect(descriptors(supervisor).length).toBeGreaterThan(before.length);
     expect(await bare.request({ type: 'kill', params: { job: 0, signal: 'KILL', graceMs: 0 } }, 20_000)).toMatchObject({ ok: true, value: { cleanedUp: true } });
-    expect(await oracle.eofWithin(10_000)).toBe(true);
+    expect(await oracle.finish(10_000)).toBe(true);
   });
 });

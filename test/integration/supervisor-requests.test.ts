@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SupervisorConfig } from '../../src/protocol/messages.js';
-import { startBareSupervisor } from '../helpers/hardening.js';
+import { lockFileName } from '../../supervisor/locks/kernel-locks.js';
+import { bareConfig, startBareSupervisor } from '../helpers/hardening.js';
 import { isRunning, startTime, waitUntil } from '../helpers/kernel.js';
 import { modeRows } from '../helpers/modes.js';
 import { tempDir } from '../helpers/runtime.js';
@@ -29,17 +30,7 @@ afterEach(async () => {
   );
 });
 
-function config(mode: string, output: Partial<SupervisorConfig['output']> = {}): SupervisorConfig {
-  return {
-    lockDir: tempDir(),
-    containment: mode as SupervisorConfig['containment'],
-    cgroupParent: null,
-    forceFork: false,
-    killGraceMs: 500,
-    drainMs: 500,
-    output: { maxLines: 2000, maxLineBytes: 8192, maxBytes: 4 * 1024 * 1024, headLines: 20, ...output },
-  };
-}
+const config = (mode: string, output: Partial<SupervisorConfig['output']> = {}) => bareConfig(mode, tempDir(), output);
 
 /** What each bare supervisor said its instance was (its hello reply). */
 const liveInstances = new Map<Bare, { pid: number; start: string; boot: string }>();
@@ -251,7 +242,7 @@ describe('cleanup-lost', () => {
     const job = (await bare.request({
       type: 'cleanup-lost',
       supervisor: dead,
-      jobs: [{ pid: null, start: null, cgroup: `/sys/fs/cgroup/heph-jobs-${dead.pid}-${dead.start}0/job-0` }],
+      jobs: [{ pid: null, start: null, cgroup: `/sys/fs/cgroup/heph-jobs-${dead.pid}-${dead.start}0/job-0`, pipes: [] }],
     })) as Reply;
     expect(job).toMatchObject({ ok: false, error: { code: 'ERR_PROTOCOL', message: expect.stringContaining(`heph-jobs-${dead.pid}-${dead.start}0`) } });
   });
@@ -278,6 +269,34 @@ describe.each(modeRows())('cleanup-lost of a dead instance whose pid a live supe
     expect(((await live.request({ type: 'facts', job })) as Reply).value).toMatchObject({ exit: null, procs: 1 });
     expect(isRunning(facts.pid)).toBe(true);
     if (liveCgroup !== null) expect(fs.readFileSync(path.join(liveCgroup, 'cgroup.procs'), 'latin1').trim()).toBe(String(facts.pid));
+    await spawnJob(live, 'exit 0');
+  });
+
+  it.skipIf(skip)('a lock whose holder record names that dead instance spares them too', async () => {
+    const live = await bareSupervisor(mode);
+    const instance = liveInstances.get(live)!;
+    const job = await spawnJob(live, 'exec sleep 60');
+    const facts = ((await live.request({ type: 'facts', job })) as Reply).value;
+    const dead = { pid: instance.pid, start: String(Number(instance.start) - 1), boot: BOOT };
+    // The record left in the lock file names the dead instance, and (forged or stale) the live
+    // supervisor's job cgroup.
+    const lockDir = tempDir();
+    const resource = 'port:47123';
+    // (A record in the format holders write, supervisor/locks/records.ts, plus a field no holder writes.)
+    const record = { v: 2, resource, mode: 'exclusive', ...dead, token: '0123456789abcdef', owner: 'x', job, cgroup: facts.cgroup, since: 0 };
+    fs.writeFileSync(path.join(lockDir, lockFileName(resource)), `${JSON.stringify(record)}\n`);
+    const taker = startBareSupervisor();
+    bares.push(taker);
+    expect(await taker.request({ type: 'hello', config: { ...config(mode), lockDir } })).toMatchObject({ ok: true });
+    // After the taker's start sweep, so only the lock's dead-holder path can stop it.
+    const leftover = sleeper({ HEPH_JOB: marker(dead, job) });
+    await waitUntil(() => isRunning(leftover.pid!), 'the dead instance\'s leftover to run');
+
+    const lock = { type: 'lock', lease: 1, resources: [{ resource, kind: 'port', value: '47123', mode: 'exclusive' }], owner: { label: 'test', job: null } };
+    expect(await taker.request(lock, 20_000)).toMatchObject({ ok: true });
+    await waitUntil(() => leftover.signalCode !== null, 'the leftover to be killed');
+    expect(((await live.request({ type: 'facts', job })) as Reply).value).toMatchObject({ exit: null, procs: 1 });
+    if (facts.cgroup !== null) expect(fs.readFileSync(path.join(facts.cgroup, 'cgroup.procs'), 'latin1').trim()).toBe(String(facts.pid));
     await spawnJob(live, 'exit 0');
   });
 });

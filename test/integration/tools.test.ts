@@ -10,6 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { createTools, type ApprovalAnswer, type ApprovalRequest, type JobRuntime } from '../../src/index.js';
 import { childrenOf } from '../../supervisor/platform/procfs.js';
 import { EofOracle, isRunning } from '../helpers/kernel.js';
+import { waitForLines, within } from '../helpers/hardening.js';
+import { normalizeResources } from '../../src/locks/index.js';
 import { modeRows } from '../helpers/modes.js';
 import { FIXTURES, startRuntime, tempDir, waitForOutput } from '../helpers/runtime.js';
 import { killSupervisor, settledLostCleanups, supervisorPid, waitFor } from '../../src/testing.js';
@@ -275,6 +277,40 @@ describe.each(modeRows())('the tools against real jobs (%s)', (mode, skip) => {
       oracle.dispose();
     }
   });
+
+  it.skipIf(skip)('job_status and job_kill fail at once on a target still waiting for what their rules need (issue 12, item 6)', async () => {
+    const runtime = await startRuntime(mode, { lockDir: path.join(tempDir(), 'locks') });
+    const { approve, asked } = approver();
+    const rules = { background: ['worktree:{ref}'], job_status: ['worktree:{ref}'], job_kill: ['worktree:{ref}'] };
+    const tools = createTools(runtime, { approve, rules, defaults: { ref: 'main' } });
+    // The host's own action holds the worktree, so the job waits for it.
+    const host = await runtime.locks.acquire({ label: 'publish', kind: 'host' }, normalizeResources(['worktree:main']));
+    const starting = tools.background.call({ command: 'echo started; exec sleep 60' });
+    try {
+      expect(await waitFor(runtime, () => runtime.list()[0]?.state === 'waiting', 10_000)).toBe(true);
+      const questions = asked.length;
+      const waiting = 'job 0 (echo started; exec sleep 60) is waiting for worktree:main and will hold it until it has ended';
+      const status = await within(tools.job_status.run({ id: 0 }), 5_000, 'job_status of a job waiting for its locks');
+      expect(status).toBe(
+        `job_status cannot run: its lock rules need worktree:main, and ${waiting}, so this call would wait on its own target. ` +
+          'Nothing was read. Ask the user to run /job-kill 0, which stops the job without waiting for any lock.',
+      );
+      expect(await within(tools.job_status.run({}), 5_000, 'the list')).toMatch(/^job_status cannot run: .* is waiting for worktree:main .*\/job-kill 0/);
+      expect(await within(tools.job_kill.run({ id: 0 }), 5_000, 'job_kill of a job waiting for its locks')).toMatch(
+        /^job_kill cannot run: its lock rules need worktree:main, and job 0 .* is waiting for worktree:main .* Nothing was stopped\./,
+      );
+      expect(asked).toHaveLength(questions); // failed at once: the user was not asked
+      expect(runtime.locks.holding).toBe(1); // the host's lease alone: nothing was taken or queued
+      // Elsewhere (another ref) the rules do not overlap, and the job is read while it waits.
+      expect(await tools.job_status.run({ id: 0 }, { ref: 'feature' })).toMatch(/^job 0 waiting /);
+      // The user's /job-kill needs no lock: it ends the wait, and the job never starts.
+      expect(await within(tools.userKill(0), 5_000, '/job-kill of the waiting job')).toMatch(/^job 0 failed /);
+      expect((await starting).text).toMatch(/^job 0 failed /);
+    } finally {
+      host.release();
+      await starting;
+    }
+  });
 });
 
 describe('permissions (exact patterns, levels, approvers)', () => {
@@ -314,6 +350,34 @@ describe('permissions (exact patterns, levels, approvers)', () => {
     expect(tools.job_kill.pattern({ id: 99 })).toBeNull();
     expect(await tools.job_kill.run({ id: 1 })).toMatch(/^The user denied job_kill\(npm run dev\); nothing was stopped\./);
     expect(runtime.list()[1]!.state).toBe('running');
+  });
+
+  it('"always" for job_input approves that text to that command, and no other text (issue 12, item 5)', async () => {
+    const runtime = await startRuntime('process-group');
+    const dir = tempDir();
+    const victim = path.join(dir, 'pwned');
+    // The person answers the first question "always", and would deny anything after it.
+    const asked: string[] = [];
+    const approve = async ({ pattern }: ApprovalRequest): Promise<ApprovalAnswer> => (asked.push(pattern) === 1 ? 'always' : 'deny');
+    const tools = createTools(runtime, { approve, defaults: { cwd: dir } });
+    const yes = createTools(runtime, { approve: async () => 'once' });
+    expect(await yes.background.run({ command: 'sh -i', stdin: true })).toMatch(/^job 0 running /);
+
+    expect((await tools.job_input.call({ id: 0, text: 'echo first\n' })).isError).toBe(false);
+    await waitForOutput(runtime, 0, 'first');
+    const other = await tools.job_input.call({ id: 0, text: `echo pwned > ${victim}\n` });
+    // The remembered text runs unasked; sh reads its stdin in order, so once it has answered this,
+    // it would have run the other text before, had that been written.
+    expect((await tools.job_input.call({ id: 0, text: 'echo first\n' })).isError).toBe(false);
+    await waitForLines(runtime, 0, (lines) => lines.filter((line) => line.endsWith('first')).length >= 2, 'the second "first"');
+    expect(fs.existsSync(victim)).toBe(false);
+    expect(other).toMatchObject({ isError: true, text: expect.stringMatching(/^The user denied job_input\(sh -i <- "echo pwned > .*\\n"\); nothing was/) });
+    expect(asked).toEqual(['job_input(sh -i <- "echo first\\n")', `job_input(sh -i <- ${JSON.stringify(`echo pwned > ${victim}\n`)})`]);
+
+    // The pattern shows the text as JSON, and closing stdin as EOF.
+    expect(tools.job_input.pattern({ id: 0, text: 'ls\n', close: true })).toBe('job_input(sh -i <- "ls\\n" + EOF)');
+    expect(tools.job_input.pattern({ id: 0, close: true })).toBe('job_input(sh -i <- EOF)');
+    expect(tools.job_input.pattern({ id: 7, text: 'ls\n' })).toBeNull();
   });
 
   it('job_status never asks, even with no approver; level 2 asks; "once" is not remembered', async () => {

@@ -29,6 +29,8 @@ interface FakeJob {
   state: JobReport['state'];
   cleanedUp?: boolean;
   held?: NormalizedResource[];
+  /** What a `waiting` job waits for. */
+  wants?: NormalizedResource[];
 }
 
 /** A runtime whose jobs are plain data; records what the tools asked of it. */
@@ -82,6 +84,7 @@ function fakeRuntime(jobs: FakeJob[] = [], overrides: Partial<ToolRuntime> = {})
       return { ...report(find(id)), text: `user killed job ${id}` };
     },
     heldResources: (id) => [...(find(id).held ?? [])],
+    wantedResources: (id) => (find(id).state === 'waiting' ? [...(find(id).wants ?? [])] : []),
     ...overrides,
   };
   return { runtime, calls };
@@ -151,7 +154,7 @@ describe('tool errors are answers', () => {
     ['job_status', { id: null }, /id must be a whole number .*received null\./],
     ['job_status', { id: 0, lines: -5 }, /lines must be a whole number from 0 to 1000000; received the number -5\./],
     ['job_status', { id: 0, lines: 10, follow: true }, /unknown field "follow" \(the accepted fields are "id", "lines", "since", "max_bytes", "wait", "until"\)/],
-    ['job_status', { id: 0, until: '(' }, /^job_status: bad input: until is not a valid JavaScript regular expression \(.*\)\. Accepted input: .* Nothing was run\.$/],
+    ['job_status', { id: 0, until: '(' }, /^job_status: bad input: until is not a regular expression RE2 can compile \(missing closing \): .*\); wait patterns are matched by RE2.*\. Accepted input: .* Nothing was run\.$/],
     ['job_status', { lines: 10 }, /^job_status: bad input: "lines" needs an "id".* Use \{"id": 0, "lines": 200\} for one job, or \{\} to list every job\.$/],
     ['job_status', { id: 5 }, /^job_status: there is no job 5\. The jobs are 0\. job_status \{\} lists every job\.$/],
     ['job_kill', {}, /^job_kill: bad input: id is required and missing\. Accepted input: \{"id": whole number from 0 to 9007199254740991, "signal"\?: one of "INT", "TERM", "KILL", "grace"\?: number from 0 to 600\}\. For example: job_kill \{"id": 0, "signal": "INT"\}\. Nothing was run\.$/],
@@ -278,6 +281,23 @@ describe('job_status and job_kill with lock rules', () => {
     expect(await tools.job_status.run({ id: 0 })).toBe('report of job 0');
     expect(await tools.userKill(1)).toBe('user killed job 1');
     expect(await tools.userKill(' 1 ')).toBe('user killed job 1');
+  });
+
+  it('fail at once as well when the target still waits for what their rules need; a shared want beside a shared rule is no conflict', async () => {
+    const { runtime, calls } = fakeRuntime([
+      { id: 0, command: 'npm run build', state: 'waiting', wants: worktree },
+      { id: 1, command: 'npm run lint', state: 'waiting', wants: normalizeResources([{ resource: 'worktree:main', mode: 'shared' }]) },
+    ]);
+    const tools = createTools(runtime, { rules, defaults: { ref: 'main' }, approve: once });
+    expect(await tools.job_kill.run({ id: 0 })).toBe(
+      'job_kill cannot run: its lock rules need worktree:main, and job 0 (npm run build) is waiting for worktree:main and will ' +
+        'hold it until it has ended, so this call would wait on its own target. Nothing was stopped. Ask the user to run ' +
+        '/job-kill 0, which stops the job without waiting for any lock.',
+    );
+    expect(calls.kill).toEqual([]);
+    expect(runtime.locks.holding).toBe(0);
+    const shared = createTools(runtime, { rules: { job_status: [{ resource: 'worktree:{ref}', mode: 'shared' }] }, defaults: { ref: 'main' } });
+    expect(await shared.job_status.run({ id: 1 })).toBe('report of job 1');
   });
 
   it('otherwise hold their own rules for the call and release them after, even when the call fails', async () => {
