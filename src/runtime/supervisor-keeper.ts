@@ -60,12 +60,18 @@ export class SupervisorKeeper {
     });
     const client = await this.starting;
     this.client = client;
+    return client;
+  }
+
+  /** Starts a supervisor (once per start, however many calls wait for it) and says what it could not set up. */
+  private async start(): Promise<SupervisorClient> {
+    const client = await this.startWithVault();
     const warning = lockDirWarning(client.hello!.locks);
     if (warning) process.emitWarning(warning, { code: 'HEPH_JOBS_LOCK_DIR' });
     return client;
   }
 
-  private async start(): Promise<SupervisorClient> {
+  private async startWithVault(): Promise<SupervisorClient> {
     const events = { onEvent: (event: SupervisorEvent) => this.events.onEvent(event), onLost: (error: SupervisorLostError) => this.lost(error) };
     if (!this.vaultEnabled) return SupervisorClient.start(this.config(), events);
     const carrier = this.carrier;
