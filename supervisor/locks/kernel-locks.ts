@@ -148,7 +148,8 @@ export class KernelLocks {
             this.writeRecords(entry, (record) => dead.some((instance) => instanceName(instance) === instanceName(record.holder) && instance.boot === record.holder.boot));
             this.store();
           } catch (error) {
-            this.drop(lease, entry);
+            // (Unless a release during the cleanup dropped it already: its fds are closed by now.)
+            if (this.held.get(lease) === entry) this.drop(lease, entry);
             throw error;
           }
           return;

@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { normalizeResources } from '../../src/locks/index.js';
 import { lockFileName } from '../../supervisor/locks/kernel-locks.js';
 import { locksOn, scratchDir } from '../helpers/lock-dirs.js';
+import { waitUntil } from '../helpers/kernel.js';
 import { formatRecord, MAX_RECORD_BYTES, parseRecord, readRecords, type HolderRecord } from '../../supervisor/locks/records.js';
 import { bootId, ownIdentity } from '../../supervisor/identity.js';
 import { subtreeName } from '../../supervisor/names.js';
@@ -127,6 +128,41 @@ describe('holder records', () => {
     } finally {
       fs.closeSync(fd2);
     }
+  });
+
+  it('a lease released while its dead-holder check runs is dropped once: descriptors opened since are not touched', async () => {
+    const dir = scratch();
+    const dead = deadInstance();
+    // A stand-in for the dead instance's cgroup subtree that reads as populated, so its cleanup
+    // keeps going round until we let it end.
+    const parent = scratch();
+    const subtree = path.join(parent, subtreeName(dead));
+    fs.mkdirSync(subtree);
+    fs.writeFileSync(path.join(subtree, 'cgroup.events'), 'populated 1\n');
+    fs.writeFileSync(path.join(subtree, 'cgroup.kill'), '');
+    fs.writeFileSync(fileOf(dir, 'port:1'), formatRecord(record({ holder: dead })));
+    const locks = locksOn(dir, { cgroupParent: parent });
+    const acquiring = locks.acquire(1, normalizeResources(['port:1']), OWNER);
+    const outcome = acquiring.then(
+      () => null,
+      (error: Error) => error,
+    );
+    await waitUntil(() => fs.readFileSync(path.join(subtree, 'cgroup.kill'), 'latin1') === '1', 'the cleanup to start');
+    locks.release(1);
+    // The released lease's descriptor numbers are free again: a lock taken now may get them.
+    const other = locksOn(dir);
+    expect(other.tryAcquire(2, normalizeResources(['port:2']), OWNER)).toBe(true);
+    fs.writeFileSync(path.join(subtree, 'cgroup.events'), 'populated 0\n');
+    const error = await outcome;
+    expect(error).toBeInstanceOf(Error);
+    expect((error as NodeJS.ErrnoException).code).not.toBe('EBADF');
+    expect(locks.heldCount).toBe(0);
+    // port:2 is still locked by `other` (nothing unlocked or closed its descriptors), port:1 is free.
+    const third = locksOn(dir);
+    expect(third.tryAcquire(3, normalizeResources(['port:2']), OWNER)).toBe(false);
+    expect(third.tryAcquire(4, normalizeResources(['port:1']), OWNER)).toBe(true);
+    third.release(4);
+    other.release(2);
   });
 
   it('a dead-holder check that fails releases the locks it took (and the check that succeeds keeps them)', async () => {
