@@ -43,7 +43,7 @@ export type SignalName = (typeof SIGNAL_NAMES)[number];
 export type VaultMode = (typeof VAULT_MODES)[number];
 
 const supervisorConfig = object({
-  /** Directory of the lock files (created 0700). */
+  /** Directory of the lock files: its missing levels made 0700, every level checked (supervisor/locks/lock-dir.ts); a private one is used when it is not safe. */
   lockDir: string(),
   containment: oneOf(CONTAINMENT_CHOICES),
   /** Override for the cgroup v2 directory under which the supervisor makes its subtree (tests). */

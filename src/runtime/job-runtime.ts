@@ -605,14 +605,14 @@ export class JobRuntime {
         }),
     );
     this.changes.notify();
-    if (!this.closed) void this.keeper.track(this.retakeHostLeases(dead));
+    if (!this.closed) void this.keeper.track(this.carryLeasesOver(dead));
   }
 
   /**
    * The dead supervisor's leases move to the fresh one: kept all along in the lock vault, or, when
    * not, taken again, and then reported, since another runtime could have had them in between.
    */
-  private async retakeHostLeases(dead: SupervisorClient): Promise<void> {
+  private async carryLeasesOver(dead: SupervisorClient): Promise<void> {
     try {
       const { open, contended } = await this.lockBackend.retake(dead);
       if (open.length > 0) process.emitWarning(lockBreachWarning(open, contended), { code: 'HEPH_JOBS_LOCK_BREACH' });
