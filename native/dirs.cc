@@ -1,5 +1,5 @@
 // Directory-relative file operations. See openat(2) (O_PATH, O_NOFOLLOW, O_DIRECTORY), mkdirat(2),
-// fstatat(2) (AT_SYMLINK_NOFOLLOW), readlinkat(2), unlinkat(2) (AT_REMOVEDIR), path_resolution(7).
+// statx(2) (AT_SYMLINK_NOFOLLOW), readlinkat(2), unlinkat(2) (AT_REMOVEDIR), path_resolution(7).
 //
 // Every name is one path component (ComponentArg, dirs.h). Which levels to trust is the caller's decision
 // (supervisor/locks/lock-dir.ts); these only execute and report.
@@ -62,22 +62,25 @@ Napi::Value MkdirAt(const Napi::CallbackInfo& info) {
 
 // statAt(dirfd, name) -> {type, mode, uid, nlink} of `name` itself (a symlink is reported as one,
 // never followed), or null when there is no such entry. `mode` holds the permission bits with
-// set-id and sticky (& 07777); `type` is directory, file, symlink or other.
+// set-id and sticky (& 07777); `type` is directory, file, symlink or other. Through statx(2)
+// (glibc 2.28) rather than fstatat, whose 64-bit symbol is glibc 2.33's.
 Napi::Value StatAt(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const char* where = "statAt(dirfd, name)";
   int dirfd = FdArg(info, 0, where, "dirfd");
   std::string name = ComponentArg(info, 1, where);
-  struct stat st;
-  if (fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+  struct statx st;
+  if (statx(dirfd, name.c_str(), AT_SYMLINK_NOFOLLOW | AT_STATX_SYNC_AS_STAT, STATX_TYPE | STATX_MODE | STATX_UID | STATX_NLINK, &st) != 0) {
     if (errno == ENOENT) return env.Null();
-    throw ErrnoError(env, errno, "fstatat", name);
+    throw ErrnoError(env, errno, "statx", name);
   }
+  const unsigned int needed = STATX_TYPE | STATX_MODE | STATX_UID | STATX_NLINK;
+  if ((st.stx_mask & needed) != needed) throw ErrnoError(env, EIO, "statx", name);
   Napi::Object out = Napi::Object::New(env);
-  out.Set("type", Napi::String::New(env, TypeName(st.st_mode)));
-  out.Set("mode", Napi::Number::New(env, st.st_mode & 07777));
-  out.Set("uid", Napi::Number::New(env, st.st_uid));
-  out.Set("nlink", Napi::Number::New(env, static_cast<double>(st.st_nlink)));
+  out.Set("type", Napi::String::New(env, TypeName(st.stx_mode)));
+  out.Set("mode", Napi::Number::New(env, st.stx_mode & 07777));
+  out.Set("uid", Napi::Number::New(env, st.stx_uid));
+  out.Set("nlink", Napi::Number::New(env, st.stx_nlink));
   return out;
 }
 
