@@ -172,6 +172,12 @@ function openPrivate(requested: string, problem: LockDirProblem, uid: number): L
   try {
     opened = walkLockDir(dir, uid);
   } catch (error) {
+    // Made a moment ago and still empty: nothing of ours is lost with it (rmdir removes nothing else).
+    try {
+      fs.rmdirSync(dir);
+    } catch {
+      // Gone or no longer empty: not ours to touch then.
+    }
     throw new Error(
       `heph-jobs: the lock directory ${requested} is not safe (${problem.level}: ${problem.reason}), and neither is a private one (${(error as Error).message})`,
     );

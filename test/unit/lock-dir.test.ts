@@ -136,6 +136,21 @@ describe('the lock directory walk', () => {
     expect(fs.statSync(theirs).mode & 0o7777).toBe(0o700);
   });
 
+  it('throws when not even a private directory is safe, and leaves none behind', () => {
+    const unsafeTmp = path.join(scratch(), 'tmp');
+    fs.mkdirSync(unsafeTmp);
+    fs.chmodSync(unsafeTmp, 0o777);
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = unsafeTmp;
+    try {
+      expect(() => openLockDirectory(path.join(unsafeTmp, 'heph', 'locks'))).toThrow(/neither is a private one/);
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+    }
+    expect(fs.readdirSync(unsafeTmp)).toEqual([]);
+  });
+
   it('keeps using the directory it opened when the path is swapped afterwards', () => {
     const base = scratch();
     const dir = path.join(base, 'locks');
