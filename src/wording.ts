@@ -42,6 +42,35 @@ function idArg(id: number): string {
   return `{"id": ${id}}`;
 }
 
+/**
+ * Whom a hint is written for: a model calls tools (`job_status {"id": 0}`); a person at the
+ * heph-jobs shell types its commands (`status 0`). Only the calls a hint names differ.
+ */
+export type Dialect = 'tool' | 'shell';
+
+/** The shell's word for each tool a hint names (the tool's name without `job_`). */
+const SHELL_WORDS = { job_status: 'status', job_kill: 'kill' } as const;
+
+/** A call on job `id` as `dialect` writes it: `job_status {"id": 0, "lines": 5}` or `status 0 --lines 5`. */
+function jobCall(dialect: Dialect, tool: keyof typeof SHELL_WORDS, id: number, fields: Record<string, number> = {}): string {
+  if (dialect === 'shell') {
+    const flags = Object.entries(fields).map(([name, value]) => ` --${name} ${value}`);
+    return `${SHELL_WORDS[tool]} ${id}${flags.join('')}`;
+  }
+  const rest = Object.entries(fields).map(([name, value]) => `, "${name}": ${value}`);
+  return `${tool} {"id": ${id}${rest.join('')}}`;
+}
+
+/** Starting a command, as `dialect` writes it. */
+function backgroundCall(dialect: Dialect): string {
+  return dialect === 'shell' ? 'background CMD' : 'background {"command": "..."}';
+}
+
+/** What the caller does again with background: a model calls it, a person runs it. */
+function backgroundAgain(dialect: Dialect): string {
+  return `${dialect === 'shell' ? 'run' : 'call'} background again`;
+}
+
 /** Marks appended to an output line: cut when kept, clipped by this read's byte bound. */
 export function outputLineNotes(cutBytes: number, clippedBytes: number): string {
   let note = '';
@@ -76,13 +105,13 @@ export interface EarlierLines {
 }
 
 /** The line before a tail read's output that says what came earlier and whether it can still be read. */
-export function earlierLines({ id, earlier, dropped, shown, filledRead }: EarlierLines): string {
+export function earlierLines({ id, earlier, dropped, shown, filledRead }: EarlierLines, dialect: Dialect = 'tool'): string {
   const readable = earlier - dropped;
   if (filledRead) {
     const lost = dropped > 0 ? `; the first ${dropped} of them ${gone(dropped)}, since only the newest lines are kept` : '';
     return `(${plural(earlier, 'earlier line')} not shown: the lines shown already fill what one read returns${lost})`;
   }
-  const more = `job_status {"id": ${id}, "lines": ${readable + shown}}`;
+  const more = jobCall(dialect, 'job_status', id, { lines: readable + shown });
   if (dropped === 0) return `(${plural(earlier, 'earlier line')} not shown; ${more} shows them)`;
   if (readable === 0) return `(${plural(earlier, 'earlier line')} ${gone(earlier)}: only the newest lines of a job's output are kept)`;
   return (
@@ -92,8 +121,8 @@ export function earlierLines({ id, earlier, dropped, shown, filledRead }: Earlie
 }
 
 /** A cursor read that stopped at its byte bound: where the next read starts. */
-export function readOnFrom(id: number, next: number): string {
-  return `(this read reached its size limit; job_status {"id": ${id}, "since": ${next}} reads on)`;
+export function readOnFrom(id: number, next: number, dialect: Dialect = 'tool'): string {
+  return `(this read reached its size limit; ${jobCall(dialect, 'job_status', id, { since: next })} reads on)`;
 }
 
 /** A read that shows no line: nothing new since the cursor, nothing yet, or nothing ever. */
@@ -131,32 +160,33 @@ export interface NextStepFacts {
   cleanedUp: boolean;
 }
 
-/** The last line of a report: what the model can do next. */
-export function nextStep({ id, state, wants, reason, cleanedUp }: NextStepFacts): string {
-  const arg = idArg(id);
+/** The last line of a report: what the model (or, in the `shell` dialect, the person) can do next. */
+export function nextStep({ id, state, wants, reason, cleanedUp }: NextStepFacts, dialect: Dialect = 'tool'): string {
+  const status = jobCall(dialect, 'job_status', id);
+  const kill = jobCall(dialect, 'job_kill', id);
   switch (state) {
     case 'running':
-      return `job_status ${arg} reads more; job_kill ${arg} stops it.`;
+      return `${status} reads more; ${kill} stops it.`;
     case 'waiting': {
       const what = wants.length > 0 ? `: ${wants.map(formatResource).join(', ')}` : '';
-      return `job ${id} has not started: it waits for its locks${what}. job_status ${arg} shows when it runs; job_kill ${arg} gives up on it.`;
+      return `job ${id} has not started: it waits for its locks${what}. ${status} shows when it runs; ${kill} gives up on it.`;
     }
     case 'failed':
-      return `job ${id} could not start: ${sentence(reason ?? 'the reason is unknown')} Fix the command or its working directory, then call background again.`;
+      return `job ${id} could not start: ${sentence(reason ?? 'the reason is unknown')} Fix the command or its working directory, then ${backgroundAgain(dialect)}.`;
     case 'lost': {
       const rest = cleanedUp ? '' : ' What is left of it is still being stopped.';
-      return `job ${id} is lost: ${sentence(reason ?? 'its supervisor died')}${rest} Its output is gone; call background again if the job is still needed.`;
+      return `job ${id} is lost: ${sentence(reason ?? 'its supervisor died')}${rest} Its output is gone; ${backgroundAgain(dialect)} if the job is still needed.`;
     }
     default:
       return cleanedUp
-        ? `job ${id} has ended; its output stays readable with job_status ${arg}.`
-        : `job ${id}'s shell has ended, but processes it started are still being stopped; job_status ${arg} shows when they are gone.`;
+        ? `job ${id} has ended; its output stays readable with ${status}.`
+        : `job ${id}'s shell has ended, but processes it started are still being stopped; ${status} shows when they are gone.`;
   }
 }
 
 /** The list's line when there is no job at all. */
-export function noJobsYet(): string {
-  return 'no jobs yet; background {"command": "..."} starts one.';
+export function noJobsYet(dialect: Dialect = 'tool'): string {
+  return `no jobs yet; ${backgroundCall(dialect)} starts one.`;
 }
 
 /** The list's last line. */

@@ -5,7 +5,7 @@
 import type { ToolLike } from './tool-schema.js';
 
 /** The shell's own commands, besides the tools. */
-export const BUILTINS = ['help', 'watch', 'quit', 'exit', '/job-kill'] as const;
+export const BUILTINS = ['help', 'logs', 'watch', 'quit', 'exit', '/job-kill'] as const;
 
 /** The command words for `tools`: each tool's name, and the name without `job_` where that is free. */
 export function commandTable<T extends ToolLike>(tools: readonly T[]): Map<string, T> {

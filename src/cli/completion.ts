@@ -26,6 +26,7 @@ function candidates(line: string, table: Map<string, ToolLike>, jobIds: readonly
   const ids = jobIds.map(String);
   if (word === 'help') return [words.filter((w) => w.startsWith(current)), current];
   if (word === '/job-kill') return before.trim() === '' ? [ids.filter((id) => id.startsWith(current)), current] : [[], current];
+  if (word === 'logs') return [[...(current.startsWith('-') ? ['-f', '--follow'] : ids)].filter((option) => option.startsWith(current)), current];
   const tool = table.get(word);
   if (!tool) return [[], current];
   const properties = propertiesOf(tool);

@@ -12,7 +12,14 @@ const BUILTIN_HELP: Record<string, { usage: string; text: string }> = {
     usage: '/job-kill ID',
     text: 'Stop job ID and everything it started, at once and without asking: your own cancellation (it never waits for a lock). Runs even while another command is still busy.',
   },
-  watch: { usage: 'watch', text: 'A live table of the jobs (state, elapsed, processes, memory, CPU time, ports, last line), redrawn twice a second; any key returns to the prompt.' },
+  logs: {
+    usage: 'logs [-f] ID',
+    text: "Job ID's output as it wrote it: every line still kept (stderr lines on stderr, red on a terminal). With -f (--follow), then each new line as it comes, until the job ends; Ctrl-C stops following.",
+  },
+  watch: {
+    usage: 'watch',
+    text: 'A live table of the jobs (state, elapsed, processes, memory, CPU time, ports, last line), redrawn twice a second. ↑/↓ select a job, Enter follows its output (any key returns), k stops it (after asking), q returns to the prompt.',
+  },
   help: { usage: 'help [COMMAND]', text: 'This list, or one command in full.' },
   quit: { usage: 'quit', text: 'End the session: every job is stopped, with everything it started (Ctrl-D and the end of the input do the same).' },
 };
@@ -27,7 +34,7 @@ export function helpText(topic: string, table: Map<string, ToolLike>): string | 
       seen.add(tool);
       rows.push([usageOf(tool, shortWord(tool, table)), firstSentence(tool.description)]);
     }
-    for (const name of ['/job-kill', 'watch', 'help', 'quit']) rows.push([BUILTIN_HELP[name]!.usage, firstSentence(BUILTIN_HELP[name]!.text)]);
+    for (const name of ['/job-kill', 'logs', 'watch', 'help', 'quit']) rows.push([BUILTIN_HELP[name]!.usage, firstSentence(BUILTIN_HELP[name]!.text)]);
     const asking = [...seen].filter((tool) => tool.level > 0).map((tool) => shortWord(tool, table));
     return [
       'Commands:',
@@ -35,8 +42,9 @@ export function helpText(topic: string, table: Map<string, ToolLike>): string | 
       '',
       'Each tool also answers to its own name, with flags or with a JSON object as the reports write it:',
       '  job_status {"id": 0, "lines": 100}',
-      `${asking.join(', ')} ask first: [y]es / [n]o / [a]lways (always: that exact action, for the rest of the session).`,
-      'help COMMAND shows a command in full. quit or Ctrl-D ends the session and every job.',
+      `${asking.join(', ')} ask first: press y (yes), n (no) or a (always: that exact action, for the rest of the session).`,
+      'Ctrl-C stops a command that waits (the job runs on, or keeps its place). help COMMAND shows a command in full.',
+      'quit or Ctrl-D ends the session and every job.',
     ].join('\n');
   }
   const builtin = BUILTIN_HELP[topic === 'exit' ? 'quit' : topic];

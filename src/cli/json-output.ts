@@ -6,15 +6,18 @@
 import type { ToolResult } from '../tools/index.js';
 import type { SessionEnd } from './session.js';
 
-/** A command's answer: the word typed, the tool it ran (or `/job-kill`), the input, and the result. */
-export function answerObject(command: string, tool: string, input: unknown, result: ToolResult): Record<string, unknown> {
+/**
+ * A command's answer: the word typed, the tool it ran (or `/job-kill`), the input, the result, and
+ * `text` as the shell writes it (its hints in the shell's commands; `job.text` is the model's).
+ */
+export function answerObject(command: string, tool: string, input: unknown, result: ToolResult, text = result.text): Record<string, unknown> {
   return {
     type: 'answer',
     command,
     tool,
     input,
     refused: result.isError,
-    text: result.text,
+    text,
     ...(result.job ? { job: result.job } : {}),
     ...(result.list ? { list: result.list } : {}),
   };

@@ -12,7 +12,9 @@ import { endObject } from './json-output.js';
 import { serveMcp } from './mcp.js';
 import { Session, stoppedText, type SessionEnd } from './session.js';
 import { runShell } from './shell.js';
-import { restoreScreen, watchFrames, watchLive } from './watch.js';
+import { paletteFor } from './colour.js';
+import { watchFrames } from './watch.js';
+import { firstLine, restoreScreen, watchLive } from './watch-live.js';
 
 /** Exit status for a bad command line (as getopt-style tools use). */
 const EXIT_USAGE = 2;
@@ -82,9 +84,17 @@ async function watch(session: Session, options: CliOptions): Promise<number> {
   const empty = 'no jobs: heph-jobs watch -- CMD... starts commands and watches them (the shell has a watch command for its own jobs)';
   const live = process.stdin.isTTY === true && process.stdout.isTTY === true && !options.json;
   if (live) {
-    const footer =
-      options.commands.length === 0 ? 'press any key to quit' : 'press any key to quit: every job is stopped';
-    await watchLive({ runtime, input: process.stdin, output: process.stdout, intervalMs: options.intervalMs, empty, notes, footer });
+    await watchLive({
+      runtime,
+      input: process.stdin,
+      output: process.stdout,
+      intervalMs: options.intervalMs,
+      empty,
+      notes,
+      leave: options.commands.length === 0 ? 'quits' : 'quits: every job is stopped',
+      stop: (id) => tools.userKillCall(id),
+      palette: paletteFor(process.stdout),
+    });
   } else {
     for (const note of notes) process.stderr.write(`${note}\n`);
     // Like `top -b`: a frame per interval until every job has ended (a signal ends it sooner).
@@ -111,15 +121,6 @@ function sayEnd(options: CliOptions, end: SessionEnd, bySignal: boolean): void {
   } else {
     process.stdout.write(`${bySignal ? '\n' : ''}session ended${bySignal ? ' by a signal' : ''}: ${stoppedText(end.stopped)}\n`);
   }
-}
-
-/**
- * A refusal is shown as its first line, under the watch table (whose footer lines are one line
- * each) or on stderr. Display only: `isError`, not this text, says that it was a refusal.
- */
-function firstLine(text: string): string {
-  const end = text.indexOf('\n');
-  return end === -1 ? text : text.slice(0, end);
 }
 
 function isDirectory(dir: string): boolean {

@@ -11,7 +11,8 @@
  *   the reports themselves write it.
  */
 import { nextToken } from './tokenize.js';
-import { findProperty, flagName, ID_PROPERTY, propertiesOf, REST_PROPERTY, typeOf, type PropertySchema, type ToolLike } from './tool-schema.js';
+import { closest } from './suggest.js';
+import { findProperty, flagName, flagProperties, ID_PROPERTY, propertiesOf, REST_PROPERTY, typeOf, type PropertySchema, type ToolLike } from './tool-schema.js';
 import { flagList, usageOf } from './usage.js';
 
 export type ParsedInput = { ok: true; input: Record<string, unknown> } | { ok: false; problem: string };
@@ -69,7 +70,10 @@ export function parseToolInput(tool: ToolLike, rest: string, word = tool.name): 
           negated = true;
         }
       }
-      if (key === undefined) return fail(`unknown flag --${name} (${flagList(tool)})`);
+      if (key === undefined) {
+        const guess = closest(`--${name}`, flagProperties(tool).map(flagName));
+        return fail(`unknown flag --${name} (${guess === null ? '' : `did you mean ${guess}? `}${flagList(tool)})`);
+      }
       const property = properties[key]!;
       const type = typeOf(property);
       if (type === 'boolean') {

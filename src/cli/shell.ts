@@ -5,22 +5,34 @@
  * exact action for the session. The session ends with `quit`, Ctrl-D or the end of the input, and
  * ending it stops every job.
  *
- * On a terminal: readline's line editing and history, tab completion of commands, job numbers and
- * flags, Ctrl-C clears the line. From a pipe or a file (`heph-jobs < script.txt`): the lines run in
- * order with no prompt; nobody can be asked there, so level-2 commands are refused unless `--yes`.
+ * On a terminal: readline's line editing, history kept between sessions (history.ts), tab
+ * completion of commands, job numbers and flags; questions take one key (y, n, a); Ctrl-C clears
+ * the line, or stops the wait of a command that waits (the job keeps running, or its place in the
+ * queue for its locks). From a pipe or a file (`heph-jobs < script.txt`): the lines run in order with
+ * no prompt; nobody can be asked there, so level-2 commands are refused unless `--yes`.
+ *
+ * Reports are written in the shell's dialect (answer-text.ts): their hints name the shell's
+ * commands (`status 0`, `kill 0`), not the model's tool calls.
  */
 import readline from 'node:readline';
 import type { ApprovalAnswer, ApprovalRequest, ToolResult } from '../tools/index.js';
 import { createTools } from '../tools/index.js';
 import type { JobRuntime } from '../runtime/job-runtime.js';
+import { answerText } from './answer-text.js';
+import { paletteFor } from './colour.js';
 import { BUILTINS, commandTable } from './command-table.js';
 import { complete } from './completion.js';
 import { helpText } from './help.js';
+import { HISTORY_SIZE, historyFile, loadHistory, saveHistory } from './history.js';
 import { answerObject, endObject, errorObject, helpObject } from './json-output.js';
+import { askKey } from './keys.js';
+import { parseLogsArgs, runLogs } from './logs.js';
 import { parseToolInput } from './parse-input.js';
+import { closest } from './suggest.js';
 import { splitCommand } from './tokenize.js';
 import { stoppedText, type Session } from './session.js';
-import { watchFrames, watchLive } from './watch.js';
+import { watchFrames } from './watch.js';
+import { watchLive } from './watch-live.js';
 
 export interface ShellOptions {
   session: Session;
@@ -34,12 +46,17 @@ export interface ShellOptions {
   /** Milliseconds between frames of `watch`. */
   intervalMs: number;
   version: string;
+  /** The history file (on a terminal). Default: historyFile() from the environment. */
+  historyFile?: string;
 }
 
 export const PROMPT = 'heph-jobs> ';
 
 /** Said when a level-2 command comes from a script (no terminal to ask on) without --yes. */
 export const NOBODY_TO_ASK = 'stdin is not a terminal, so there is nobody to ask; run heph-jobs --yes to approve every action of a script';
+
+const APPROVAL_KEYS = { y: 'once', n: 'deny', a: 'always' } as const;
+const APPROVAL_HELP = 'Press y (yes, this once), n (no) or a (always: this exact action, for the rest of the session).';
 
 export async function runShell(options: ShellOptions): Promise<number> {
   const { session, input, output, errors, json } = options;
@@ -54,6 +71,8 @@ export async function runShell(options: ShellOptions): Promise<number> {
   let question: AbortController | null = null;
   let onClose: (() => void) | null = null;
   let usageErrors = 0;
+  /** The commands under way: Ctrl-C stops their waiting. */
+  const underWay = new Set<AbortController>();
 
   const write = (text: string) => {
     // An answer that arrives while the prompt is shown (a command run at once, see below) goes
@@ -69,8 +88,15 @@ export async function runShell(options: ShellOptions): Promise<number> {
   async function approve(request: ApprovalRequest): Promise<ApprovalAnswer> {
     if (options.yes) return 'once';
     if (!interactive) throw new Error(NOBODY_TO_ASK);
+    const query = `Allow ${request.pattern}? [y]es / [n]o / [a]lways: `;
+    if (rl.terminal) {
+      // One key, no Enter; Ctrl-C or Ctrl-D answers no. The key never reaches the line editor,
+      // so it is not typed into the next command, nor kept in the history.
+      if (closed) return 'deny';
+      return (await askKey({ input, output: promptOutput, question: query, answers: APPROVAL_KEYS, help: APPROVAL_HELP })) ?? 'deny';
+    }
     for (;;) {
-      const answer = await ask(`Allow ${request.pattern}? [y]es / [n]o / [a]lways: `);
+      const answer = await ask(query);
       if (answer === null) return 'deny';
       const word = answer.trim().toLowerCase();
       if (word === 'y' || word === 'yes') return 'once';
@@ -80,7 +106,7 @@ export async function runShell(options: ShellOptions): Promise<number> {
     }
   }
 
-  /** The answer typed, or null for Ctrl-C / Ctrl-D. The answer stays out of the command history. */
+  /** A line typed (where keys cannot be read one at a time), or null for Ctrl-C / Ctrl-D. It stays out of the history. */
   function ask(query: string): Promise<string | null> {
     if (closed) return Promise.resolve(null);
     const controller = new AbortController();
@@ -112,17 +138,23 @@ export async function runShell(options: ShellOptions): Promise<number> {
     return runtime.list().map((job) => job.id);
   }
 
+  const terminal = interactive && promptOutput.isTTY === true;
+  const history = terminal ? openHistory(options.historyFile ?? historyFile(), promptOutput) : null;
   rl = readline.createInterface({
     input,
     ...(interactive ? { output: promptOutput } : {}),
-    terminal: interactive && promptOutput.isTTY === true,
-    historySize: 1000,
+    terminal,
+    history: history?.lines ?? [],
+    historySize: HISTORY_SIZE,
     removeHistoryDuplicates: true,
     prompt: PROMPT,
     ...(interactive ? { completer: (line: string) => complete(line, table, jobIds()) } : {}),
   });
+  // Readline adds only the lines typed at its prompt (one-key answers never reach it).
+  if (history) rl.on('history', (lines: string[]) => history.save(lines));
 
-  const queue: string[] = [];
+  /** Lines received and not yet started, each with whether a Ctrl-C came after it (see SIGINT). */
+  const queue: { line: string; interrupted: boolean }[] = [];
   let wake: (() => void) | null = null;
   const notify = () => {
     const resume = wake;
@@ -140,7 +172,7 @@ export async function runShell(options: ShellOptions): Promise<number> {
         });
       return;
     }
-    queue.push(line);
+    queue.push({ line, interrupted: false });
     notify();
   });
   rl.on('close', () => {
@@ -149,13 +181,24 @@ export async function runShell(options: ShellOptions): Promise<number> {
     notify();
   });
   rl.on('SIGINT', () => {
-    // Ctrl-C: a question is answered "no"; otherwise the line is cleared, as in bash.
+    // Ctrl-C: a question is answered "no"; a command under way stops waiting (what it waited for
+    // goes on: the job runs, or keeps its place); otherwise the line is cleared, as in bash.
     if (question) {
       question.abort();
       return;
     }
     const empty = rl.line.length === 0;
+    const stopping = underWay.size > 0 || queue.length > 0;
+    // (Readline's clearLine drops what was typed and ends the line.)
+    if (stopping) promptOutput.write('^C');
     (rl as unknown as { clearLine(): void }).clearLine();
+    if (stopping) {
+      for (const command of underWay) command.abort();
+      // A line received before the Ctrl-C but not started yet (Enter and Ctrl-C read together)
+      // is under way as far as the person can tell: it starts with its waiting already stopped.
+      for (const entry of queue) entry.interrupted = true;
+      return;
+    }
     if (busy) return;
     if (empty) promptOutput.write('(To end the session and every job, press Ctrl-D or type quit.)\n');
     rl.prompt();
@@ -174,24 +217,54 @@ export async function runShell(options: ShellOptions): Promise<number> {
     else errors.write(`${problem}\n`);
   }
 
+  function unknownCommand(line: string, word: string): void {
+    const known = [...table.keys(), ...BUILTINS];
+    const guess = closest(word, known);
+    const hint = guess === null ? `the commands are ${known.join(', ')} (help explains them)` : `did you mean ${guess}? (help lists the commands)`;
+    usageError(line, `unknown command ${JSON.stringify(word)}; ${hint}`);
+  }
+
   async function watch(): Promise<void> {
     const empty = 'no jobs yet: background CMD starts one';
     if (interactive && input.isTTY && output.isTTY && !json) {
-      await watchLive({ runtime, input, output, intervalMs: options.intervalMs, empty, footer: 'press any key to return to the shell' });
+      await watchLive({
+        runtime,
+        input,
+        output,
+        intervalMs: options.intervalMs,
+        empty,
+        leave: 'returns to the shell',
+        stop: (id) => tools.userKillCall(id),
+        palette: paletteFor(output),
+      });
     } else {
       await watchFrames({ runtime, output, json, intervalMs: options.intervalMs, empty, until: () => true });
     }
   }
 
-  /** Runs one line. Answers 'quit' when the line ends the session. */
-  async function execute(line: string): Promise<'quit' | undefined> {
+  /** Runs one line; Ctrl-C stops its waiting meanwhile. Answers 'quit' when the line ends the session. */
+  async function execute(line: string, interrupted = false): Promise<'quit' | undefined> {
+    const command = new AbortController();
+    if (interrupted) command.abort();
+    underWay.add(command);
+    try {
+      return await run(line, command.signal);
+    } finally {
+      underWay.delete(command);
+    }
+  }
+
+  async function run(line: string, signal: AbortSignal): Promise<'quit' | undefined> {
     const trimmed = line.trim();
     if (trimmed === '' || trimmed.startsWith('#')) return undefined;
     const { word, rest } = splitCommand(trimmed);
     if (word === 'quit' || word === 'exit') return 'quit';
     if (word === 'help' || word === '?') {
       const text = helpText(rest.trim(), table);
-      if (text === null) usageError(line, `help: there is no command ${JSON.stringify(rest.trim())}; help lists them`);
+      if (text === null) {
+        const guess = closest(rest.trim(), [...table.keys(), ...BUILTINS]);
+        usageError(line, `help: there is no command ${JSON.stringify(rest.trim())}; ${guess === null ? 'help lists them' : `did you mean ${guess}?`}`);
+      }
       else if (json) emit(helpObject(text));
       else write(text);
       return undefined;
@@ -201,6 +274,10 @@ export async function runShell(options: ShellOptions): Promise<number> {
       else await watch();
       return undefined;
     }
+    if (word === 'logs') {
+      await logs(line, rest, signal);
+      return undefined;
+    }
     if (word === '/job-kill') {
       const id = rest.trim();
       answer(word, '/job-kill', { id }, await tools.userKillCall(id));
@@ -208,7 +285,7 @@ export async function runShell(options: ShellOptions): Promise<number> {
     }
     const tool = table.get(word);
     if (!tool) {
-      usageError(line, `unknown command ${JSON.stringify(word)}; the commands are ${[...table.keys(), ...BUILTINS].join(', ')} (help explains them)`);
+      unknownCommand(line, word);
       return undefined;
     }
     const parsed = parseToolInput(tool, rest, word);
@@ -216,13 +293,24 @@ export async function runShell(options: ShellOptions): Promise<number> {
       usageError(line, parsed.problem);
       return undefined;
     }
-    answer(word, tool.name, parsed.input, await tool.call(parsed.input));
+    answer(word, tool.name, parsed.input, await tool.call(parsed.input, { signal }));
     return undefined;
   }
 
+  async function logs(line: string, rest: string, signal: AbortSignal): Promise<void> {
+    const parsed = parseLogsArgs(rest);
+    if (!parsed.ok) return usageError(line, parsed.problem);
+    try {
+      await runLogs({ runtime, id: parsed.id, follow: parsed.follow, input, output, errors, signal, ...(json ? { emit } : {}) });
+    } catch (error) {
+      usageError(line, `logs: ${(error as Error).message}`);
+    }
+  }
+
   function answer(word: string, tool: string, input: unknown, result: ToolResult): void {
-    if (json) emit(answerObject(word, tool, input, result));
-    else write(result.text);
+    const text = answerText(result);
+    if (json) emit(answerObject(word, tool, input, result, text));
+    else write(text);
   }
 
   // --- the loop ---------------------------------------------------------------------------------
@@ -237,11 +325,12 @@ export async function runShell(options: ShellOptions): Promise<number> {
   let quit = false;
   for (;;) {
     while (queue.length === 0 && !closed) await new Promise<void>((resolve) => (wake = resolve));
-    const line = queue.shift();
-    if (line === undefined) break;
+    const next = queue.shift();
+    if (next === undefined) break;
+    const { line } = next;
     busy = true;
     try {
-      quit = (await execute(line)) === 'quit';
+      quit = (await execute(line, next.interrupted)) === 'quit';
     } catch (error) {
       usageError(line, `heph-jobs: ${(error as Error).message}`);
     } finally {
@@ -258,4 +347,28 @@ export async function runShell(options: ShellOptions): Promise<number> {
   else write(`session ended: ${stoppedText(end.stopped)}`);
   rl.close();
   return interactive || usageErrors === 0 ? 0 : 1;
+}
+
+/** The saved history, and how to save it; null (said once) when it cannot be read. */
+function openHistory(file: string, say: NodeJS.WritableStream): { lines: string[]; save(lines: readonly string[]): void } | null {
+  let lines: string[];
+  try {
+    lines = loadHistory(file);
+  } catch (error) {
+    say.write(`(history is not kept: ${file} cannot be read: ${(error as Error).message})\n`);
+    return null;
+  }
+  let failed = false;
+  return {
+    lines,
+    save(current) {
+      if (failed) return;
+      try {
+        saveHistory(file, current);
+      } catch (error) {
+        failed = true;
+        say.write(`(history is not kept: ${file} cannot be written: ${(error as Error).message})\n`);
+      }
+    },
+  };
 }

@@ -1,14 +1,13 @@
 /**
- * `watch`: a table of the session's jobs (state, elapsed, processes, memory, CPU time, ports, the
- * last line of output) redrawn in place until a key is pressed, the way `top` does: the terminal's
- * alternate screen, the cursor hidden, keys read in raw mode, and the screen given back as it was.
- * Without a terminal it prints one table (or one JSON object) per frame instead.
+ * `watch`'s table of the session's jobs (state, elapsed, processes, memory, CPU time, ports, the
+ * last line of output): its rows, its rendering (coloured and with a selected row on a terminal,
+ * see watch-live.ts), and, without a terminal, one table (or one JSON object) per frame.
  */
-import { emitKeypressEvents } from 'node:readline';
 import { setTimeout as delay } from 'node:timers/promises';
 import { formatElapsed, type JobReport } from '../reports/report.js';
 import { formatBytes as formatMemory } from '../reports/stats-format.js';
 import type { JobRuntime } from '../runtime/job-runtime.js';
+import { NO_COLOUR, reverse, type Palette } from './colour.js';
 
 /** The per-job figures the runtime reports (`JobReport.stats`, running jobs only); null where absent. */
 export interface ShownStats {
@@ -24,6 +23,8 @@ export interface WatchRow {
   elapsedMs: number;
   command: string;
   lastLine: string | null;
+  /** The stream the last line came from. */
+  lastStream: 'stdout' | 'stderr' | null;
   stats: ShownStats;
   running: boolean;
 }
@@ -37,15 +38,16 @@ export interface WatchView {
   footer: string[];
 }
 
+/** How a terminal shows the table: colours, and the selected row (by job id) in reverse video. */
+export interface WatchStyle {
+  palette: Palette;
+  selectedId: number | null;
+}
+
+const PLAIN: WatchStyle = { palette: NO_COLOUR, selectedId: null };
+
 const NO_STATS: ShownStats = { procs: null, memoryBytes: null, cpuMs: null, ports: null };
 
-// Alternate screen on, cursor hidden / cursor shown, alternate screen off (xterm, and every
-// terminal emulator in use since).
-const ENTER_SCREEN = '\x1b[?1049h\x1b[?25l';
-const LEAVE_SCREEN = '\x1b[?25h\x1b[?1049l';
-const HOME = '\x1b[H';
-const CLEAR_LINE_RIGHT = '\x1b[K';
-const CLEAR_BELOW = '\x1b[J';
 /** Widest the command column gets; the last line takes what is left. */
 const COMMAND_WIDTH = 32;
 const PORTS_WIDTH = 18;
@@ -88,6 +90,7 @@ export function rowOf(report: JobReport): WatchRow {
     elapsedMs: report.elapsedMs,
     command: cleanLine(report.command.replace(/\n/g, ' ')),
     lastLine: last ? `${last.stream === 'stderr' ? '! ' : ''}${cleanLine(last.text)}` : null,
+    lastStream: last ? last.stream : null,
     stats: readStats(report),
     running: report.state === 'running',
   };
@@ -127,15 +130,30 @@ function fit(text: string, width: number): string {
   return width <= 1 ? chars.slice(0, width).join('') : `${chars.slice(0, width - 1).join('')}…`;
 }
 
-function clip(text: string, width: number): string {
+/** `text` in at most `width` characters, an ellipsis marking a cut. */
+export function clip(text: string, width: number): string {
   const chars = [...text];
   return chars.length <= width ? text : `${chars.slice(0, Math.max(0, width - 1)).join('')}…`;
 }
 
-/** The table as lines of at most `width` characters (and at most `height` lines, when given). */
-export function renderWatch(view: WatchView, width: number, height?: number): string[] {
+/** `text` with `paint` applied to characters [start, end) (clamped to the text). */
+function paintRange(text: string, start: number, end: number, paint: (part: string) => string): string {
+  const chars = [...text];
+  const from = Math.min(start, chars.length);
+  const to = Math.min(end, chars.length);
+  if (from >= to) return text;
+  return chars.slice(0, from).join('') + paint(chars.slice(from, to).join('')) + chars.slice(to).join('');
+}
+
+/**
+ * The table as lines of at most `width` characters (and at most `height` lines, when given; the
+ * selected row is kept in view). `style` colours states and stderr lines and marks the selected row.
+ */
+export function renderWatch(view: WatchView, width: number, height?: number, style: WatchStyle = PLAIN): string[] {
   const headers = ['ID', 'STATE', 'ELAPSED', 'PROCS', 'MEM', 'CPU', 'PORTS', 'COMMAND', 'LAST LINE'];
   const right = [true, false, true, true, true, true, false, false, false];
+  const STATE = 1;
+  const LAST = headers.length - 1;
   const cells = view.rows.map((row) => [
     String(row.id),
     row.state,
@@ -149,20 +167,39 @@ export function renderWatch(view: WatchView, width: number, height?: number): st
   ]);
   const caps = [Infinity, Infinity, Infinity, Infinity, Infinity, Infinity, PORTS_WIDTH, COMMAND_WIDTH, Infinity];
   const widths = headers.map((header, i) => Math.min(caps[i]!, Math.max(header.length, ...cells.map((row) => [...row[i]!].length))));
-  const line = (row: string[]) =>
-    clip(
-      row
-        .map((cell, i) => (i === row.length - 1 ? cell : right[i] ? fit(cell, widths[i]!).trimEnd().padStart(widths[i]!) : fit(cell, widths[i]!)))
-        .join('  ')
-        .trimEnd(),
-      width,
-    );
-  const lines = [clip(view.title, width), '', line(headers)];
+  /** The cells of a row as laid out, and where each starts in the line. */
+  const layout = (row: string[]) => {
+    const parts = row.map((cell, i) => (i === row.length - 1 ? cell : right[i] ? fit(cell, widths[i]!).trimEnd().padStart(widths[i]!) : fit(cell, widths[i]!)));
+    const starts: number[] = [];
+    let at = 0;
+    for (const part of parts) {
+      starts.push(at);
+      at += [...part].length + 2;
+    }
+    return { text: clip(parts.join('  ').trimEnd(), width), starts };
+  };
+  const rowLine = (row: string[], index: number) => {
+    const { text, starts } = layout(row);
+    const data = view.rows[index]!;
+    // The last cell first: painting adds characters, which would shift the cells after it.
+    let line = data.lastStream === 'stderr' ? paintRange(text, starts[LAST]!, Infinity, style.palette.stderr) : text;
+    line = paintRange(line, starts[STATE]!, starts[STATE]! + [...data.state].length, (part) => style.palette.state(data.state, part));
+    if (data.id !== style.selectedId) return line;
+    // The selected row in reverse video across the width, so it shows even with no colour.
+    return reverse(line + ' '.repeat(Math.max(0, width - [...text].length)));
+  };
+  const lines = [clip(view.title, width), '', layout(headers).text];
   const room = height === undefined ? Infinity : Math.max(1, height - lines.length - view.footer.length - 1);
   if (cells.length === 0) lines.push(clip(view.empty, width));
-  const shown = cells.length > room ? cells.slice(0, room - 1) : cells;
-  for (const row of shown) lines.push(line(row));
-  if (shown.length < cells.length) lines.push(`… ${cells.length - shown.length} more`);
+  let first = 0;
+  let count = cells.length;
+  if (cells.length > room) {
+    count = room - 1;
+    const selected = view.rows.findIndex((row) => row.id === style.selectedId);
+    if (selected >= count) first = Math.min(selected - count + 1, cells.length - count);
+  }
+  for (let i = first; i < first + count; i++) lines.push(rowLine(cells[i]!, i));
+  if (count < cells.length) lines.push(`… ${cells.length - count} more`);
   if (view.footer.length > 0) lines.push('', ...view.footer.map((text) => clip(text, width)));
   return lines;
 }
@@ -177,64 +214,11 @@ export interface WatchOptions {
   notes?: string[];
 }
 
-function title(runtime: JobRuntime, rows: readonly WatchRow[]): string {
+export function title(runtime: JobRuntime, rows: readonly WatchRow[]): string {
   const running = rows.filter((row) => row.running).length;
   const mode = runtime.containmentMode;
   const clock = new Date().toTimeString().slice(0, 8);
   return `heph-jobs watch · ${running} of ${runtime.settings.maxJobs} running${mode ? ` · ${mode}` : ''} · ${clock}`;
-}
-
-/**
- * The live table on a terminal, until a key is pressed (or the input ends). While it runs it has
- * the keys to itself: whoever else listens for keypresses on `input` (the shell's readline) is
- * detached and given them back afterwards, so the key that stops the table goes nowhere else.
- */
-/** The terminal a live watch has taken over, if one is running (see restoreScreen). */
-let liveOutput: NodeJS.WriteStream | null = null;
-
-/** Gives the terminal back (normal screen, cursor shown) if a live watch has it: for an exit by signal. */
-export function restoreScreen(): void {
-  liveOutput?.write(LEAVE_SCREEN);
-  liveOutput = null;
-}
-
-export async function watchLive(options: WatchOptions & { input: NodeJS.ReadStream; output: NodeJS.WriteStream; footer: string }): Promise<void> {
-  const { runtime, input, output } = options;
-  const stop = new AbortController();
-  const saved = input.listeners('keypress') as ((...args: unknown[]) => void)[];
-  input.removeAllListeners('keypress');
-  emitKeypressEvents(input);
-  const wasRaw = input.isTTY ? input.isRaw : false;
-  const wasPaused = input.isPaused();
-  const onKey = () => stop.abort();
-  input.on('keypress', onKey);
-  input.once('end', onKey);
-  if (input.isTTY) input.setRawMode(true);
-  input.resume();
-  let wake: () => void = () => undefined;
-  const onResize = () => wake();
-  output.on('resize', onResize);
-  output.write(ENTER_SCREEN);
-  liveOutput = output;
-  try {
-    while (!stop.signal.aborted) {
-      const rows = await collectRows(runtime);
-      if (stop.signal.aborted) break;
-      const view: WatchView = { title: title(runtime, rows), rows, empty: options.empty, footer: [...(options.notes ?? []), options.footer] };
-      const lines = renderWatch(view, output.columns || 80, output.rows || undefined);
-      output.write(HOME + lines.map((text) => text + CLEAR_LINE_RIGHT).join('\r\n') + CLEAR_BELOW);
-      const resized = new Promise<void>((resolve) => (wake = resolve));
-      await Promise.race([delay(options.intervalMs, undefined, { signal: stop.signal }).catch(() => undefined), resized]);
-    }
-  } finally {
-    output.off('resize', onResize);
-    input.off('keypress', onKey);
-    input.off('end', onKey);
-    for (const listener of saved) input.on('keypress', listener);
-    if (input.isTTY && !wasRaw) input.setRawMode(false);
-    if (wasPaused) input.pause();
-    if (liveOutput === output) restoreScreen();
-  }
 }
 
 /** One frame as JSON: every job's report fields (no output), with its last line. */

@@ -13,9 +13,10 @@
 import type { OutputLine, OutputRead as OutputSnapshot } from '../protocol/messages.js';
 import type { JobRecord, JobState } from '../runtime/job-record.js';
 import * as say from '../wording.js';
+import type { Dialect, LockResourceFacts } from '../wording.js';
 import { formatStats, type JobStats } from './stats-format.js';
 
-export type { OutputSnapshot };
+export type { OutputSnapshot, Dialect };
 
 /** A job's state as reports show it (`starting` is internal and shown as `running`). */
 export type ReportState = Exclude<JobState, 'starting'>;
@@ -40,6 +41,14 @@ export interface JobReport {
   reason: string | null;
   /** The read this report shows; null when none was made (lists, failed or lost jobs). */
   output: OutputSnapshot | null;
+  /** The cursor (`since`) of the read `output` shows; null for a tail read, or when there was no read. */
+  since: number | null;
+  /** How a wait before the read ended; null when there was none. */
+  waited: WaitOutcome | null;
+  /** What a waiting job waits for (its locks); empty in every other state. */
+  wants: LockResourceFacts[];
+  /** The job's timeout, in milliseconds, when that timeout stopped it; null otherwise. */
+  timedOutAfterMs: number | null;
   /** The first line of `text`: `job <id> <state> <elapsed> <command>`. */
   header: string;
   text: string;
@@ -112,19 +121,20 @@ function outputLine(line: OutputLine & { clippedBytes?: number }): string {
 }
 
 /** The line before the output that says what came earlier and whether it can still be read. */
-function earlierLine(record: JobRecord, output: OutputSnapshot, context: ReportContext): string | null {
-  if (context.since !== undefined) return output.dropped > 0 ? say.goneSinceLastRead(output.dropped) : null;
+function earlierLine(report: JobReport, output: OutputSnapshot, dialect: Dialect): string | null {
+  if (report.since !== null) return output.dropped > 0 ? say.goneSinceLastRead(output.dropped) : null;
   if (output.earlier <= 0) return null;
-  return say.earlierLines({
-    id: record.id,
+  const facts = {
+    id: report.id,
     earlier: output.earlier,
     dropped: Math.min(output.dropped, output.earlier),
     shown: output.lines.length,
     filledRead: output.limitedByBytes,
-  });
+  };
+  return say.earlierLines(facts, dialect);
 }
 
-function outputSection(record: JobRecord, output: OutputSnapshot, context: ReportContext): string[] {
+function outputSection(report: JobReport, output: OutputSnapshot, dialect: Dialect): string[] {
   const lines: string[] = [];
   // The first lines of a job (the first fatal error is often early), when the tail no longer
   // shows them; the "earlier lines" note below them separates them from the tail.
@@ -132,15 +142,16 @@ function outputSection(record: JobRecord, output: OutputSnapshot, context: Repor
     lines.push(say.headLinesIntro(output.head.length));
     for (const line of output.head) lines.push(outputLine(line));
   }
-  const earlier = earlierLine(record, output, context);
+  const earlier = earlierLine(report, output, dialect);
   if (earlier !== null) lines.push(earlier);
   for (const line of output.lines) lines.push(outputLine(line));
-  if (context.since !== undefined && output.limitedByBytes) {
-    lines.push(say.readOnFrom(record.id, output.next));
+  const cursorRead = report.since !== null;
+  if (cursorRead && output.limitedByBytes) {
+    lines.push(say.readOnFrom(report.id, output.next, dialect));
   }
   if (output.lines.length === 0 && earlier === null) {
-    if (context.since !== undefined) lines.push(say.noOutput('since-last-read'));
-    else if (output.totalLines === 0) lines.push(say.noOutput(isRunning(record) ? 'yet' : 'ever'));
+    if (cursorRead) lines.push(say.noOutput('since-last-read'));
+    else if (output.totalLines === 0) lines.push(say.noOutput(report.state === 'running' ? 'yet' : 'ever'));
   }
   return lines;
 }
@@ -149,18 +160,26 @@ function isRunning(record: JobRecord): boolean {
   return record.state === 'running' || record.state === 'starting';
 }
 
+/**
+ * A report's text, from its fields alone: for a model (`tool`, the report's own `text`), or for a
+ * person at the heph-jobs shell (`shell`: the calls it names are the shell's commands, `status 0`).
+ */
+export function reportText(report: JobReport, dialect: Dialect = 'tool'): string {
+  const text = [report.header];
+  if (report.output) text.push(...outputSection(report, report.output, dialect));
+  if (report.waited) text.push(say.waitedLine(report.waited, report.state === 'running'));
+  if (report.timedOutAfterMs !== null) text.push(say.stoppedByTimeout(formatElapsed(report.timedOutAfterMs)));
+  const { id, state, wants, reason, cleanedUp } = report;
+  text.push(say.nextStep({ id, state, wants, reason, cleanedUp }, dialect));
+  return text.join('\n');
+}
+
 /** The report of one job: header, the output read (if any), and what to do next. */
 export function buildReport(record: JobRecord, output: OutputSnapshot | null, context: ReportContext, now = Date.now()): JobReport {
-  const header = headerLine(record, now);
-  const text = [header];
-  if (output) text.push(...outputSection(record, output, context));
-  if (context.waited) text.push(say.waitedLine(context.waited, isRunning(record)));
-  if (record.timedOut) text.push(say.stoppedByTimeout(formatElapsed(record.input.timeoutMs ?? 0)));
-  const { id, reason, cleanedUp } = record;
-  text.push(say.nextStep({ id, state: reportState(record.state), wants: record.wants, reason, cleanedUp }));
-  return {
+  const state = reportState(record.state);
+  const report: JobReport = {
     id: record.id,
-    state: reportState(record.state),
+    state,
     exitCode: record.exitCode,
     signal: record.signal,
     command: record.command,
@@ -172,18 +191,31 @@ export function buildReport(record: JobRecord, output: OutputSnapshot | null, co
     cleanedUp: record.cleanedUp,
     reason: record.reason,
     output,
-    header,
-    text: text.join('\n'),
+    since: output && context.since !== undefined ? context.since : null,
+    waited: context.waited ?? null,
+    wants: state === 'waiting' ? record.wants.map(({ resource, mode }) => ({ resource, mode })) : [],
+    timedOutAfterMs: record.timedOut ? (record.input.timeoutMs ?? 0) : null,
+    header: headerLine(record, now),
+    text: '',
   };
+  report.text = reportText(report);
+  return report;
 }
 
 /** `job_status` with no id: one header line per job, oldest first, then `N of <maxJobs> running`. */
 export function buildListReport(reports: readonly JobReport[], maxJobs: number): JobListReport {
   const running = reports.filter((report) => report.state === 'running').length;
-  const lines = reports.map((report) => report.header);
-  if (reports.length === 0) lines.push(say.noJobsYet());
-  lines.push(say.runningCount(running, maxJobs));
-  return { jobs: [...reports], running, maxJobs, text: lines.join('\n') };
+  const list: JobListReport = { jobs: [...reports], running, maxJobs, text: '' };
+  list.text = listReportText(list);
+  return list;
+}
+
+/** The list's text, from its fields alone, for a model (`tool`) or a person at the shell (`shell`). */
+export function listReportText(list: JobListReport, dialect: Dialect = 'tool'): string {
+  const lines = list.jobs.map((report) => report.header);
+  if (list.jobs.length === 0) lines.push(say.noJobsYet(dialect));
+  lines.push(say.runningCount(list.running, list.maxJobs));
+  return lines.join('\n');
 }
 
 /** The text of `buildListReport`. */

@@ -9,6 +9,13 @@ export interface ToolContext {
   env?: NodeJS.ProcessEnv;
   /** The ref (branch/worktree name) the call belongs to; `{ref}` in lock rules. Default: `defaults.ref`. */
   ref?: string;
+  /**
+   * Stops the call's waiting, not what it waits for: a `job_status` wait answers at once with the
+   * job as it is; a `background` whose job waits for its locks answers at once with that job's
+   * report, and the job keeps its place in the queue; the wait for a tool's own lock rules is
+   * given up (nothing runs). The call's action itself (a kill under way) is not interrupted.
+   */
+  signal?: AbortSignal;
 }
 
 /** A call's context with every field that has a fallback filled in. */
@@ -35,6 +42,24 @@ export function contextResolver(defaults: ToolContext, settings: { cwd: string; 
       cwd: given.cwd ?? defaults.cwd ?? settings.cwd,
       env: given.env ?? defaults.env ?? settings.env,
       ...(ref === undefined ? {} : { ref }),
+      ...(given.signal === undefined ? {} : { signal: given.signal }),
     };
   };
+}
+
+/**
+ * `work`'s answer, or, when `signal` fires first, `instead()`'s. `work` goes on either way (what it
+ * waits for is not cancelled); a failure it meets after the caller stopped waiting is nobody's.
+ */
+export function unlessAborted<T>(work: Promise<T>, signal: AbortSignal | undefined, instead: () => Promise<T>): Promise<T> {
+  if (signal === undefined) return work;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => {
+      work.catch(() => undefined);
+      instead().then(resolve, reject);
+    };
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }

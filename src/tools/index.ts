@@ -42,7 +42,7 @@ import {
 } from './schema.js';
 import { validate, type JsonSchema } from './validate.js';
 import { approvalGate, type Approver } from './approval.js';
-import { checkContext, contextResolver, type ToolContext } from './context.js';
+import { checkContext, contextResolver, unlessAborted, type ToolContext } from './context.js';
 import { errorAnswer, jobResult, listResult, refusal, type ToolResult } from './result.js';
 
 export interface ToolDefinition {
@@ -143,7 +143,7 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
     if (refused !== null) return refused;
     if (own.length === 0) return body();
     const owner = { label, kind: 'tool', tool, ...(context.ref === undefined ? {} : { ref: context.ref }) };
-    const lease = await runtime.locks.acquire(owner, own);
+    const lease = await runtime.locks.acquire(owner, own, context.signal ? { signal: context.signal } : {});
     try {
       return selfConflict(tool, own, targets()) ?? (await body());
     } finally {
@@ -208,7 +208,12 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
           ...(context.ref === undefined ? {} : { ref: context.ref }),
           ...(locks.length === 0 ? {} : { locks: locks.map(({ resource, mode }) => ({ resource, mode })) }),
         };
-        return jobResult(await runtime.background(request));
+        // The job is listed before the runtime's first await: known now, in case the caller stops
+        // waiting (context.signal) while the job waits for its locks. It keeps its place then.
+        const known = new Set(runtime.list().map((job) => job.id));
+        const started = runtime.background(request);
+        const queued = runtime.list().find((job) => !known.has(job.id));
+        return jobResult(await unlessAborted(started, context.signal, async () => (queued ? (findJob(queued.id) ?? started) : started)));
       } catch (error) {
         return errorAnswer('background', error);
       }
@@ -252,8 +257,10 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
         }
         const target = findJob(id);
         if (!target) throw notFound(id);
+        // A wait stopped by context.signal answers with the job as it is now.
+        const { waitMs: _waitMs, until: _until, ...now } = read;
         return await withOwnLocks('job_status', say.callLabel('job_status', id), own, context, () => [target], async () =>
-          jobResult(await runtime.status(id, read)),
+          jobResult(await unlessAborted(runtime.status(id, read), context.signal, () => runtime.status(id, now))),
         );
       } catch (error) {
         return errorAnswer('job_status', error);
@@ -335,7 +342,7 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
     jobRestartSchema(),
     async ({ id }) => {
       const { stopped, started } = await runtime.restart(id);
-      return { text: `${stopped.header}\n${started.text}`, isError: false, job: started };
+      return { text: `${stopped.header}\n${started.text}`, isError: false, job: started, stopped };
     },
     true,
   );

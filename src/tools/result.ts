@@ -15,6 +15,8 @@ export interface ToolResult {
   job?: JobReport;
   /** The list report of `job_status` without an id. */
   list?: JobListReport;
+  /** job_restart: the stopped job's final report (its header comes first in `text`). */
+  stopped?: JobReport;
 }
 
 /** An answer that is not a report: why nothing (or not all) was done. */

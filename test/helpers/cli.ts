@@ -5,6 +5,8 @@
  * pid after the test and awaited.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterEach } from 'vitest';
 import { isReaped, see, waitUntil, type SeenProcess } from './kernel.js';
@@ -31,6 +33,7 @@ export function plain(text: string): string {
 export interface CliOptions {
   /** On a pseudo-terminal of 120 x 40 (stdin and stdout are the terminal). Default: pipes. */
   pty?: boolean;
+  /** Default: this process's, with XDG_STATE_HOME a temporary directory (the shell's history goes there, not to ~). */
   env?: NodeJS.ProcessEnv;
   cwd?: string;
 }
@@ -45,11 +48,15 @@ export class CliProcess {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Where the next `next()` starts looking in `plain(out)`. */
   private cursor = 0;
+  /** The temporary XDG state directory made for this process, removed after it. */
+  private readonly stateDir: string | null;
   private readonly waiters = new Set<() => void>();
 
   constructor(args: readonly string[], options: CliOptions = {}) {
     const command = options.pty ? ['python3', RELAY, '120', '40', process.execPath, CLI, ...args] : [process.execPath, CLI, ...args];
-    this.child = spawn(command[0]!, command.slice(1), { cwd: options.cwd, env: options.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.stateDir = options.env ? null : fs.mkdtempSync(path.join(os.tmpdir(), 'heph-test-state-'));
+    const env = options.env ?? { ...process.env, XDG_STATE_HOME: this.stateDir! };
+    this.child = spawn(command[0]!, command.slice(1), { cwd: options.cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
     this.child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       this.out += chunk;
       this.changed();
@@ -61,6 +68,7 @@ export class CliProcess {
     this.exited = new Promise((resolve) => this.child.once('close', (code, signal) => resolve({ code, signal })));
     void this.exited.then(() => {
       running.delete(this);
+      if (this.stateDir) fs.rmSync(this.stateDir, { recursive: true, force: true });
       this.changed();
     });
     running.add(this);

@@ -1,5 +1,6 @@
 /** The watch table: columns, stats in whatever shape the runtime gives, and job output made safe for a terminal. */
 import { describe, expect, it } from 'vitest';
+import { COLOUR, colourWanted } from '../../src/cli/colour.js';
 import { cleanLine, formatBytes, formatCpu, readStats, renderWatch, rowOf, type WatchRow } from '../../src/cli/watch.js';
 import type { JobReport } from '../../src/index.js';
 import { report } from '../helpers/job-report.js';
@@ -56,5 +57,36 @@ describe('watch rows', () => {
     const lines = renderWatch({ title: 't', rows, empty: '', footer: ['f'] }, 80, 12);
     expect(lines.length).toBeLessThanOrEqual(12);
     expect(lines).toContain(`… ${30 - (lines.length - 6)} more`);
+  });
+
+  it('on a terminal: states and stderr lines coloured exactly where they are, the selected row in reverse video', () => {
+    const rows: WatchRow[] = [
+      rowOf(report({ output: { lines: [{ seq: 0, stream: 'stderr', text: 'warning: slow', cutBytes: 0 }] } as unknown as JobReport['output'] })),
+      rowOf(report({ id: 1, state: 'exited', exitCode: 3, command: 'exit 3', endedAt: 1000 })),
+      rowOf(report({ id: 2, state: 'waiting', command: 'next' })),
+    ];
+    const view = { title: 't', rows, empty: '', footer: [] };
+    const plain = renderWatch(view, 100);
+    const coloured = renderWatch(view, 100, undefined, { palette: COLOUR, selectedId: 1 });
+    const strip = (line: string) => line.replace(/\x1b\[[0-9;]*m/g, '');
+    expect(coloured.map(strip).map((line) => line.trimEnd())).toEqual(plain);
+    expect(coloured[3]).toMatch(/^ 0  \x1b\[32mrunning\x1b\[39m +1:02 +- +- +- +- +npm run dev +\x1b\[31m! warning: slow\x1b\[39m$/);
+    expect(coloured[4]).toMatch(/^\x1b\[7m 1  \x1b\[31mexited 3\x1b\[39m .*\x1b\[27m$/);
+    expect(coloured[5]).toMatch(/^ 2  \x1b\[33mwaiting\x1b\[39m /);
+  });
+
+  it('colour only on a terminal, and never with NO_COLOR set', () => {
+    expect(colourWanted({ isTTY: true }, {})).toBe(true);
+    expect(colourWanted({ isTTY: false }, {})).toBe(false);
+    expect(colourWanted({ isTTY: true }, { NO_COLOR: '1' })).toBe(false);
+    expect(colourWanted({ isTTY: true }, { NO_COLOR: '' })).toBe(true); // set but empty: colour (no-color.org)
+    expect(colourWanted({ isTTY: true }, { TERM: 'dumb' })).toBe(false);
+  });
+
+  it('a selected row below what fits is brought into view', () => {
+    const rows = Array.from({ length: 30 }, (_, id) => rowOf(report({ id })));
+    const lines = renderWatch({ title: 't', rows, empty: '', footer: ['f'] }, 80, 12, { palette: COLOUR, selectedId: 25 });
+    expect(lines.length).toBeLessThanOrEqual(12);
+    expect(lines.some((line) => line.startsWith('\x1b[7m25 '))).toBe(true);
   });
 });

@@ -13,6 +13,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { native, type NativeSpawnOptions, type NativeSpawnResult, type ReapedChild } from '../../supervisor/native.js';
 import { listProcesses } from '../../supervisor/platform/procfs.js';
+import { addonReaper, spawnOptionsFrom } from '../helpers/addon-reaper.js';
 
 const { SIGKILL, SIGTERM } = os.constants.signals;
 
@@ -20,39 +21,8 @@ const group = native;
 
 // ---- reaping and cleanup --------------------------------------------------------------------------
 
-const reports = new Map<number, ReapedChild>();
-const waiters = new Map<number, (child: ReapedChild) => void>();
-
-function reaped(token: number, timeoutMs = 10_000): Promise<ReapedChild> {
-  const report = reports.get(token);
-  if (report) return Promise.resolve(report);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      waiters.delete(token);
-      reject(new Error(`the reaper reported no exit for token ${token} within ${timeoutMs} ms`));
-    }, timeoutMs);
-    waiters.set(token, (child) => {
-      clearTimeout(timer);
-      resolve(child);
-    });
-  });
-}
-
-let nextToken = 1000;
-function options(overrides: Partial<NativeSpawnOptions> = {}): NativeSpawnOptions {
-  return {
-    shell: '/bin/sh',
-    command: 'exec sleep 60',
-    cwd: '/',
-    env: ['PATH=/usr/bin:/bin'],
-    cgroup: null,
-    stdin: 'null',
-    merge: true,
-    token: nextToken++,
-    forceFork: false,
-    ...overrides,
-  };
-}
+const { reports, reaped, startReports } = addonReaper();
+const options = spawnOptionsFrom({}, 1000);
 
 interface Started {
   result: NativeSpawnResult;
@@ -112,11 +82,7 @@ function openScratchLock(): number {
 beforeAll(() => {
   // The reaper waits for any child: with none of the worker's own around, it takes only ours.
   expect(ourChildren()).toEqual([]);
-  native.startReaper((child) => {
-    reports.set(child.token, child);
-    waiters.get(child.token)?.(child);
-    waiters.delete(child.token);
-  });
+  startReports();
 });
 
 afterEach(async () => {

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { JobRecord } from '../../src/runtime/job-record.js';
 import type { OutputLine, OutputSnapshot } from '../../src/protocol/messages.js';
-import { buildListReport, buildReport, formatElapsed, headerLine, listText } from '../../src/reports/report.js';
+import { buildListReport, buildReport, formatElapsed, headerLine, listReportText, listText, reportText } from '../../src/reports/report.js';
 
 const T0 = 1_700_000_000_000;
 const CONTEXT = { maxJobs: 8 };
@@ -320,5 +320,50 @@ describe('the list form', () => {
 
   it('with no jobs yet', () => {
     expect(buildListReport([], 8).text).toBe(['no jobs yet; background {"command": "..."} starts one.', '0 of 8 running'].join('\n'));
+  });
+});
+
+describe('the shell dialect: the same report, its hints written as the heph-jobs shell takes them', () => {
+  const lastLine = (text: string) => text.split('\n').at(-1);
+
+  it('each state\'s last line names the shell\'s commands (status 0, kill 0), never a tool call', () => {
+    const wants = [{ resource: 'port:5173', kind: 'port', value: '5173', mode: 'exclusive' as const }];
+    const cases: [JobRecord, string][] = [
+      [record(), 'status 0 reads more; kill 0 stops it.'],
+      [record({ id: 4, state: 'waiting', pid: null, wants }), 'job 4 has not started: it waits for its locks: port:5173. status 4 shows when it runs; kill 4 gives up on it.'],
+      [record({ id: 1, state: 'exited', exitCode: 0, endedAt: T0 + 5, cleanedUp: true }), 'job 1 has ended; its output stays readable with status 1.'],
+      [record({ id: 1, state: 'exited', exitCode: 0, endedAt: T0 + 5, cleanedUp: false }), "job 1's shell has ended, but processes it started are still being stopped; status 1 shows when they are gone."],
+      [record({ state: 'failed', reason: 'no such directory', pid: null }), 'job 0 could not start: no such directory. Fix the command or its working directory, then run background again.'],
+      [record({ state: 'lost', cleanedUp: true, reason: 'its supervisor died' }), 'job 0 is lost: its supervisor died. Its output is gone; run background again if the job is still needed.'],
+    ];
+    for (const [rec, line] of cases) {
+      const report = buildReport(rec, null, CONTEXT, T0);
+      expect(lastLine(reportText(report, 'shell'))).toBe(line);
+      // Negative control: the model's text of the same report names the tools.
+      expect(lastLine(report.text)).toMatch(/job_status \{"id": \d\}|call background again/);
+    }
+  });
+
+  it('the hints inside the output section are the shell\'s flags', () => {
+    const earlier = buildReport(record({ id: 7 }), numbered(120, 50, 0), CONTEXT);
+    expect(reportText(earlier, 'shell').split('\n')[1]).toBe('(70 earlier lines not shown; status 7 --lines 120 shows them)');
+    const some = buildReport(record(), numbered(5000, 50, 3000), CONTEXT);
+    expect(reportText(some, 'shell').split('\n')[1]).toMatch(/the other 1950 can be shown with status 0 --lines 2000\)$/);
+    const cut = buildReport(record(), { ...numbered(5000, 10, 3000), dropped: 0, limitedByBytes: true, next: 4989 }, { maxJobs: 8, since: 4979 });
+    expect(reportText(cut, 'shell').split('\n').at(-2)).toBe('(this read reached its size limit; status 0 --since 4989 reads on)');
+    expect(listReportText(buildListReport([], 8), 'shell')).toBe('no jobs yet; background CMD starts one.\n0 of 8 running');
+  });
+
+  it('the tool dialect is the report\'s own text, rebuilt from its fields alone (waits, timeouts and cursor reads included)', () => {
+    const reports = [
+      buildReport(record(), numbered(5000, 50, 3000), CONTEXT),
+      buildReport(record(), { ...numbered(5000, 10, 3000), dropped: 1200 }, { maxJobs: 8, since: 1799 }),
+      buildReport(record(), snapshot([out('ready', 0)]), { maxJobs: 8, waited: { kind: 'matched', waitedMs: 1200, line: 'ready', pattern: 'rea' } }),
+      buildReport(record({ state: 'killed', signal: 'SIGTERM', endedAt: T0 + 90_000, cleanedUp: true, timedOut: true, input: { timeoutMs: 90_000 } as JobRecord['input'] }), null, CONTEXT),
+    ];
+    for (const report of reports) expect(reportText(report)).toBe(report.text);
+    expect(reports[3]!.text).toContain('(stopped by its timeout of 1:30)');
+    expect(reports[2]).toMatchObject({ waited: { kind: 'matched' }, since: null, timedOutAfterMs: null });
+    expect(reports[1]).toMatchObject({ since: 1799, waited: null });
   });
 });
