@@ -3,6 +3,9 @@
 #include <napi.h>
 
 #include "cgroup.h"
+#include "dirs.h"
+#include "fdpass.h"
+#include "locks.h"
 #include "process.h"
 #include "reaper.h"
 #include "spawn.h"
@@ -25,8 +28,17 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("cgroupRemove", Napi::Function::New(env, heph::CgroupRemove, "cgroupRemove"));
   exports.Set("cgroupKill", Napi::Function::New(env, heph::CgroupKill, "cgroupKill"));
   exports.Set("cgroupPopulated", Napi::Function::New(env, heph::CgroupPopulated, "cgroupPopulated"));
-  exports.Set("lockOpen", Napi::Function::New(env, heph::LockOpen, "lockOpen"));
+  exports.Set("openDirAt", Napi::Function::New(env, heph::OpenDirAt, "openDirAt"));
+  exports.Set("mkdirAt", Napi::Function::New(env, heph::MkdirAt, "mkdirAt"));
+  exports.Set("statAt", Napi::Function::New(env, heph::StatAt, "statAt"));
+  exports.Set("readLinkAt", Napi::Function::New(env, heph::ReadLinkAt, "readLinkAt"));
+  exports.Set("unlinkAt", Napi::Function::New(env, heph::UnlinkAt, "unlinkAt"));
+  exports.Set("lockOpenAt", Napi::Function::New(env, heph::LockOpenAt, "lockOpenAt"));
   exports.Set("lockRange", Napi::Function::New(env, heph::LockRange, "lockRange"));
+  exports.Set("unlockRange", Napi::Function::New(env, heph::UnlockRange, "unlockRange"));
+  exports.Set("seqpacketPair", Napi::Function::New(env, heph::SeqpacketPair, "seqpacketPair"));
+  exports.Set("sendFds", Napi::Function::New(env, heph::SendFds, "sendFds"));
+  exports.Set("receiveFds", Napi::Function::New(env, heph::ReceiveFds, "receiveFds"));
   return exports;
 }
 

@@ -1,5 +1,5 @@
-// cgroup v2 helpers and OFD locks. See cgroups(7), the kernel's Documentation/admin-guide/cgroup-v2.rst
-// ("cgroup.kill", "cgroup.events"), rmdir(2), fcntl(2) (F_OFD_SETLK).
+// cgroup v2 helpers. See cgroups(7), the kernel's Documentation/admin-guide/cgroup-v2.rst
+// ("cgroup.kill", "cgroup.events"), rmdir(2).
 //
 // Policy (when to kill, how long to retry a busy rmdir) is the caller's; these only execute.
 #include "cgroup.h"
@@ -69,37 +69,6 @@ Napi::Value CgroupPopulated(const Napi::CallbackInfo& info) {
   const char* field = std::strstr(buffer, "populated ");
   if (field == nullptr) throw ErrnoError(info.Env(), EPROTO, "read", path);
   return Napi::Boolean::New(info.Env(), field[10] == '1');
-}
-
-// lockOpen(path) -> fd of a lock file (created 0600, close-on-exec, never through a symlink).
-Napi::Value LockOpen(const Napi::CallbackInfo& info) {
-  std::string path = PathArg(info, 0, "lockOpen(path)", "path");
-  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) throw ErrnoError(info.Env(), errno, "open", path);
-  return Napi::Number::New(info.Env(), fd);
-}
-
-// lockRange(fd, exclusive, start, length) -> true when the OFD lock is held, false when another
-// open file description holds a conflicting one. OFD locks belong to the open file description:
-// unlike classic F_SETLK locks they are not dropped when some other fd to the same file is closed,
-// and they go away only when we close this fd or the process dies.
-Napi::Value LockRange(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  const char* where = "lockRange(fd, exclusive, start, length)";
-  int fd = FdArg(info, 0, where, "fd");
-  bool exclusive = BooleanArg(info, 1, where, "exclusive");
-  // Offsets a JavaScript number holds exactly; length 0 would mean "to the end of the file".
-  off_t start = static_cast<off_t>(IntegerArg(info, 2, where, "start", 0, kMaxSafeInteger));
-  off_t length = static_cast<off_t>(IntegerArg(info, 3, where, "length", 0, kMaxSafeInteger));
-  struct flock lock;
-  std::memset(&lock, 0, sizeof lock);
-  lock.l_type = exclusive ? F_WRLCK : F_RDLCK;
-  lock.l_whence = SEEK_SET;
-  lock.l_start = start;
-  lock.l_len = length;
-  if (fcntl(fd, F_OFD_SETLK, &lock) == 0) return Napi::Boolean::New(env, true);
-  if (errno == EAGAIN || errno == EACCES) return Napi::Boolean::New(env, false);
-  throw ErrnoError(env, errno, "fcntl(F_OFD_SETLK)");
 }
 
 }  // namespace heph

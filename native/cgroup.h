@@ -1,4 +1,4 @@
-// cgroup v2 operations on one cgroup directory, and OFD locks on lock files.
+// cgroup v2 operations on one cgroup directory.
 #pragma once
 
 #include <napi.h>
@@ -9,7 +9,5 @@ Napi::Value CgroupCreate(const Napi::CallbackInfo& info);
 Napi::Value CgroupRemove(const Napi::CallbackInfo& info);
 Napi::Value CgroupKill(const Napi::CallbackInfo& info);
 Napi::Value CgroupPopulated(const Napi::CallbackInfo& info);
-Napi::Value LockOpen(const Napi::CallbackInfo& info);
-Napi::Value LockRange(const Napi::CallbackInfo& info);
 
 }  // namespace heph

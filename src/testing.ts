@@ -34,3 +34,11 @@ export function waitFor(runtime: JobRuntime, predicate: () => boolean, ms: numbe
 export function supervisorDiagnostics(runtime: JobRuntime) {
   return internalsOf(runtime).supervisorDiagnostics();
 }
+
+/**
+ * Runs the runtime's supervisors without the lock vault from the next start on, so that a crash
+ * drops their locks (the negative control of the crash-window tests).
+ */
+export function withoutLockVault(runtime: JobRuntime): void {
+  internalsOf(runtime).disableLockVault();
+}

@@ -78,10 +78,35 @@ export interface NativeAddon {
   /** False when the cgroup no longer exists. */
   cgroupKill(dir: string): boolean;
   cgroupPopulated(dir: string): boolean;
-  /** Opens (creating 0600) a lock file; close it with closeFd to drop its locks. */
-  lockOpen(file: string): number;
+  /** An O_PATH descriptor of directory `name` (one path component) in `dirfd`; never through a symlink (ENOTDIR). */
+  openDirAt(dirfd: number, name: string): number;
+  /** False when `name` already exists (as anything). */
+  mkdirAt(dirfd: number, name: string, mode: number): boolean;
+  /** `name` itself (a symlink is not followed); null when there is no such entry. */
+  statAt(dirfd: number, name: string): NativeStat | null;
+  readLinkAt(dirfd: number, name: string): string;
+  /** False when there was no such entry. */
+  unlinkAt(dirfd: number, name: string, directory: boolean): boolean;
+  /** Opens (creating 0600) lock file `name` in `dirfd`, never through a symlink; close it with closeFd to drop its locks. */
+  lockOpenAt(dirfd: number, name: string): number;
   /** Takes an OFD lock on [start, start+length) of the file; false when someone holds a conflicting one. */
   lockRange(fd: number, exclusive: boolean, start: number, length: number): boolean;
+  /** Drops the OFD locks of the open file description on [start, start+length) (0: to the end), for every descriptor that shares it. */
+  unlockRange(fd: number, start: number, length: number): void;
+  /** A connected pair of unix SOCK_SEQPACKET sockets, close-on-exec. */
+  seqpacketPair(): [number, number];
+  /** One message with up to 253 descriptors; false when the peer's queue is full. */
+  sendFds(socket: number, payload: Buffer, fds: number[]): boolean;
+  /** The first queued message (with `peek`, copies of its descriptors, and it stays queued); null when none. */
+  receiveFds(socket: number, peek: boolean): { payload: Buffer; fds: number[] } | null;
+}
+
+export interface NativeStat {
+  type: 'directory' | 'file' | 'symlink' | 'other';
+  /** Permission bits with set-id and sticky (& 0o7777). */
+  mode: number;
+  uid: number;
+  nlink: number;
 }
 
 /**

@@ -30,13 +30,20 @@ import type { JobStats } from './stats.js';
 export const CONTAINMENT_CHOICES = ['auto', 'cgroup', 'process-group'] as const;
 export const SIGNAL_NAMES = ['INT', 'TERM', 'KILL'] as const;
 export const LOCK_MODES = ['exclusive', 'shared'] as const;
+/**
+ * What a supervisor does with the lock vault (supervisor/locks/vault.ts) given its stdin: `create`
+ * it (stdin is a fresh carrier socket the runtime holds the other end of), `inherit` it (stdin is
+ * the runtime's end of the carrier an earlier supervisor filled), or `none` (no vault).
+ */
+export const VAULT_MODES = ['none', 'create', 'inherit'] as const;
 
 export type ContainmentChoice = (typeof CONTAINMENT_CHOICES)[number];
 export type ContainmentMode = Exclude<ContainmentChoice, 'auto'>;
 export type SignalName = (typeof SIGNAL_NAMES)[number];
+export type VaultMode = (typeof VAULT_MODES)[number];
 
 const supervisorConfig = object({
-  /** Directory of the lock files (created 0700). */
+  /** Directory of the lock files: its missing levels made 0700, every level checked (supervisor/locks/lock-dir.ts); a private one is used when it is not safe. */
   lockDir: string(),
   containment: oneOf(CONTAINMENT_CHOICES),
   /** Override for the cgroup v2 directory under which the supervisor makes its subtree (tests). */
@@ -87,7 +94,7 @@ const lostJob = object({
 });
 
 export const REQUESTS = {
-  hello: object({ config: supervisorConfig }),
+  hello: object({ config: supervisorConfig, vault: optional(oneOf(VAULT_MODES)) }),
   spawn: object({
     params: object({
       job: integer(0),
@@ -158,12 +165,44 @@ export interface Containment {
   reason: string;
 }
 
+/**
+ * Why a lock directory was not used (supervisor/locks/lock-dir.ts): `level` is the path that
+ * failed its check. `symlink`: a symlink whose owner (`uid`) is neither root nor us; `owner`: a
+ * level owned by `uid`, neither root nor us (the lock directory itself: not us); `writable`: a level
+ * others may write to without the sticky bit (`mode`); `access`: the lock directory grants group
+ * or other users access (`mode`); `not-directory`: something else is there; `changed`: the level
+ * changed while it was being checked; `loop`: too many symlinks; `error`: a system call failed
+ * (`detail`).
+ */
+export interface LockDirProblem {
+  level: string;
+  reason: 'symlink' | 'owner' | 'writable' | 'access' | 'not-directory' | 'changed' | 'loop' | 'error';
+  uid?: number;
+  mode?: number;
+  detail?: string;
+}
+
+/** Where the supervisor keeps its lock files. */
+export interface LockDirInfo {
+  /** The directory in use. */
+  dir: string;
+  /** The configured (or default) directory, when it was not safe and a private one is used instead. */
+  refused: { dir: string; problem: LockDirProblem } | null;
+}
+
 export interface HelloReply {
   pid: number;
   /** This supervisor instance: how the runtime names it in `cleanup-lost` should it die. */
   instance: SupervisorIdentity;
   containment: Containment;
   subreaper: boolean;
+  locks: LockDirInfo;
+  /**
+   * The lock vault: `created`, `inherited` (then `adopted` lists the leases of a dead supervisor of
+   * this runtime whose locks were kept all along and are now held by this one), `missing` (asked to
+   * inherit, but the carrier held no vault) or `none`.
+   */
+  vault: { state: 'none' | 'created' | 'inherited' | 'missing'; adopted: number[] };
 }
 
 export interface SpawnReply {

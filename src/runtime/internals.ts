@@ -12,6 +12,7 @@ export interface RuntimeInternals {
   settledLostCleanups(): Promise<void>;
   waitFor(predicate: () => boolean, ms: number): Promise<boolean>;
   supervisorDiagnostics(): Promise<Replies['diagnostics']>;
+  disableLockVault(): void;
 }
 
 const registry = new WeakMap<object, RuntimeInternals>();

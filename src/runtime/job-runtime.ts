@@ -16,7 +16,7 @@ import { registerInternals } from './internals.js';
 import { JobRegistry } from './job-registry.js';
 import { capacityError, hasEnded, isRunning, type JobRecord } from './job-record.js';
 import { kernelLockBackend, type KernelLockBackend } from './kernel-lock-backend.js';
-import { containmentLimitations, inputProblem } from '../wording.js';
+import { containmentLimitations, inputProblem, lockBreachWarning, lockDirLimitations } from '../wording.js';
 import {
   DEFAULT_MAX_BYTES,
   DEFAULT_TAIL_LINES,
@@ -141,6 +141,9 @@ export class JobRuntime {
       supervisorPid: () => this.keeper.current?.pid ?? null,
       supervisorHello: () => this.keeper.hello,
       killSupervisor: (signal) => this.keeper.current?.kill(signal),
+      disableLockVault: () => {
+        this.keeper.vaultEnabled = false;
+      },
       settledLostCleanups: () => this.keeper.settled(),
       waitFor: (predicate, ms) => this.changes.until(predicate, ms),
       supervisorDiagnostics: async () => (await this.keeper.ensure()).request('diagnostics', {}),
@@ -336,7 +339,7 @@ export class JobRuntime {
       supervisorPid: hello.pid,
       signals: [...SIGNAL_NAMES],
       maxJobs: this.options.maxJobs,
-      limitations: containmentLimitations(hello.containment),
+      limitations: [...containmentLimitations(hello.containment), ...lockDirLimitations(hello.locks)],
       limits: {
         outputLines: this.options.outputLines,
         lineBytes: this.options.lineBytes,
@@ -602,19 +605,17 @@ export class JobRuntime {
         }),
     );
     this.changes.notify();
-    if (!this.closed) void this.keeper.track(this.retakeHostLeases(dead));
+    if (!this.closed) void this.keeper.track(this.carryLeasesOver(dead));
   }
 
-  /** The host's own leases were kernel locks of the dead supervisor: take them again at once. */
-  private async retakeHostLeases(dead: SupervisorClient): Promise<void> {
+  /**
+   * The dead supervisor's leases move to the fresh one: kept all along in the lock vault, or, when
+   * not, taken again, and then reported, since another runtime could have had them in between.
+   */
+  private async carryLeasesOver(dead: SupervisorClient): Promise<void> {
     try {
-      const contended = await this.lockBackend.retake(dead);
-      if (contended.length > 0) {
-        process.emitWarning(
-          `heph-jobs: the supervisor died while the host held ${contended.join(', ')}; another runtime on this machine ` +
-            "took them in between, so they now exclude only this runtime's own calls until released",
-        );
-      }
+      const { open, contended } = await this.lockBackend.retake(dead);
+      if (open.length > 0) process.emitWarning(lockBreachWarning(open, contended), { code: 'HEPH_JOBS_LOCK_BREACH' });
     } catch {
       // No fresh supervisor could be started: the next call will say so.
     }

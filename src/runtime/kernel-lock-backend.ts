@@ -1,7 +1,9 @@
 /**
  * The lock table's backend: every grant is also taken as kernel OFD locks by the supervisor
- * (supervisor/locks/kernel-locks.ts), so two runtimes on one machine exclude each other, and a grant is
- * released by the kernel only when the supervisor that holds it is gone.
+ * (supervisor/locks/kernel-locks.ts), so two runtimes on one machine exclude each other. The
+ * supervisor keeps its locked descriptors in the lock vault (supervisor/locks/vault.ts), whose
+ * carrier this runtime holds: a grant outlives a supervisor's crash and is released by the kernel
+ * only when this runtime releases it or is itself gone.
  */
 import type { LockBackend, LockOwner, NormalizedResource } from '../locks/index.js';
 import type { RequestBody } from '../protocol/messages.js';
@@ -13,14 +15,24 @@ interface HeldLease {
   supervisor: SupervisorClient;
 }
 
+/** What became of the leases a dead supervisor held (see `retake`). */
+export interface RetakeOutcome {
+  /** Resources whose kernel locks were not kept through the crash: another runtime could take them meanwhile. */
+  open: string[];
+  /** Of those, the host's resources a fresh supervisor could not take again (another holder has them). */
+  contended: string[];
+}
+
 export interface KernelLockBackend extends LockBackend {
   /**
-   * After a supervisor died (the kernel dropped its locks), takes the host's own leases again in
-   * the fresh one, so other runtimes are excluded again. Jobs' leases are not taken again: their
-   * jobs are lost and the leases are released once what is left of them is stopped. Resolves
-   * with the resources that another holder took in between (the host holds them only locally).
+   * After a supervisor died: the leases it held were kept in the lock vault and the fresh
+   * supervisor adopted them (their kernel locks never went), so they simply move to it. A lease
+   * the vault did not keep is reported open; the host's own such leases are taken again in the
+   * fresh supervisor (a job's stays with its lost job, released once what is left of it is
+   * stopped). Adopted leases this runtime no longer holds (released while no supervisor ran) are
+   * released in the fresh supervisor.
    */
-  retake(lost: SupervisorClient): Promise<string[]>;
+  retake(lost: SupervisorClient): Promise<RetakeOutcome>;
 }
 
 function lockRequest(lease: number, resources: readonly NormalizedResource[], owner: LockOwner): RequestBody<'lock'> {
@@ -39,21 +51,34 @@ export function kernelLockBackend(supervisorFor: () => Promise<SupervisorClient>
   const held = new Map<number, HeldLease>();
   return {
     async retake(lost) {
-      const contended: string[] = [];
-      const hostLeases = [...held].filter(([, lease]) => lease.supervisor === lost && typeof lease.owner.jobId !== 'number');
-      if (hostLeases.length === 0) return contended;
+      const outcome: RetakeOutcome = { open: [], contended: [] };
       const supervisor = await supervisorFor();
-      await Promise.all(
-        hostLeases.map(async ([lease, entry]) => {
+      const adopted = new Set(supervisor.hello?.vault.adopted ?? []);
+      for (const lease of adopted) {
+        if (!held.has(lease)) void supervisor.request('unlock', { lease }).catch(() => undefined);
+      }
+      const retaking: Promise<void>[] = [];
+      for (const [lease, entry] of held) {
+        if (entry.supervisor !== lost) continue;
+        if (adopted.has(lease)) {
           entry.supervisor = supervisor;
-          const taken = supervisor.request('lock', lockRequest(lease, entry.resources, entry.owner));
-          const timer = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), RETAKE_WAIT_MS).unref());
-          if ((await Promise.race([taken.then(() => 'ok' as const, () => 'error' as const), timer])) !== 'ok') {
-            contended.push(...entry.resources.map((res) => res.resource));
-          }
-        }),
-      );
-      return contended;
+          continue;
+        }
+        outcome.open.push(...entry.resources.map((res) => res.resource));
+        if (typeof entry.owner.jobId === 'number') continue;
+        entry.supervisor = supervisor;
+        retaking.push(
+          (async () => {
+            const taken = supervisor.request('lock', lockRequest(lease, entry.resources, entry.owner));
+            const timer = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), RETAKE_WAIT_MS).unref());
+            if ((await Promise.race([taken.then(() => 'ok' as const, () => 'error' as const), timer])) !== 'ok') {
+              outcome.contended.push(...entry.resources.map((res) => res.resource));
+            }
+          })(),
+        );
+      }
+      await Promise.all(retaking);
+      return outcome;
     },
     acquire: async (resources, owner, signal) => {
       const supervisor = await supervisorFor();

@@ -46,8 +46,21 @@ export interface SupervisorClientEvents {
   onLost(error: SupervisorLostError): void;
 }
 
+/**
+ * How a supervisor gets the lock vault (supervisor/locks/vault.ts), through its stdin: `create`
+ * gives it a fresh carrier socket (whose other end the runtime then keeps: `carrier`), `inherit`
+ * gives it the runtime's end of a carrier an earlier supervisor filled, `none` gives it nothing.
+ */
+export type VaultHandoff = { mode: 'none' } | { mode: 'create' } | { mode: 'inherit'; carrier: net.Socket };
+
 export class SupervisorClient {
   readonly pid: number;
+  /**
+   * With `create`: the runtime's end of the carrier this supervisor filled with the vault. Never
+   * read (Node does not read a child's stdin) and taken off `child.stdin`, so Node does not destroy
+   * it when the child exits either: the vault lives as long as this socket does.
+   */
+  carrier: net.Socket | null = null;
   private readonly child: ChildProcess;
   private readonly socket: net.Socket;
   private readonly reader = new FrameReader();
@@ -80,11 +93,12 @@ export class SupervisorClient {
     (child.stderr as net.Socket | null)?.unref?.();
   }
 
-  static async start(config: SupervisorConfig, events: SupervisorClientEvents): Promise<SupervisorClient> {
+  static async start(config: SupervisorConfig, events: SupervisorClientEvents, vault: VaultHandoff = { mode: 'none' }): Promise<SupervisorClient> {
+    const stdin = vault.mode === 'create' ? 'pipe' : vault.mode === 'inherit' ? vault.carrier : 'ignore';
     const child = spawn(process.execPath, [...SUPERVISOR_V8_FLAGS, supervisorEntry()], {
       // Its own session and process group: a Ctrl-C at the runtime's terminal must not reach it.
       detached: true,
-      stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
+      stdio: [stdin, 'ignore', 'pipe', 'pipe'],
       env: {
         ...process.env,
         HEPH_JOBS_PARENT_PID: String(process.pid),
@@ -99,7 +113,19 @@ export class SupervisorClient {
       throw new SupervisorLostError(`the supervisor could not be started: ${error.message}`, { cause: error });
     }
     const client = new SupervisorClient(child, events);
-    client.hello = await client.request('hello', { config });
+    if (vault.mode === 'create') {
+      // Ours from now on, not the child's: Node destroys `child.stdin` when the child exits.
+      client.carrier = child.stdin as net.Socket;
+      child.stdin = null;
+      client.carrier.unref();
+    }
+    try {
+      client.hello = await client.request('hello', { config, vault: vault.mode });
+    } catch (error) {
+      client.carrier?.destroy();
+      client.carrier = null;
+      throw error;
+    }
     return client;
   }
 
@@ -132,6 +158,18 @@ export class SupervisorClient {
   /** Kills the supervisor outright (tests of the lost path). */
   kill(signal: NodeJS.Signals): void {
     this.child.kill(signal);
+  }
+
+  /**
+   * Resolves once the process has exited, SIGKILLing it first if it has not (a supervisor found
+   * lost while it still runs, say after a bad frame). It is our child and not reaped until 'exit',
+   * so its pid cannot name anyone else.
+   */
+  async terminated(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
+    this.child.kill('SIGKILL');
+    await exited;
   }
 
   private dispatch(message: Incoming): void {

@@ -4,9 +4,11 @@
  * runtime process itself never touches a job's processes: that is the supervisor's work, so a
  * fault in it stays out of the agent runtime (issue 11).
  */
+import type net from 'node:net';
 import type { HelloReply, LostJob, SupervisorConfig, SupervisorEvent } from '../protocol/messages.js';
 import type { SupervisorLostError } from '../protocol/errors.js';
 import { SupervisorClient } from './supervisor-client.js';
+import { lockDirLimitations } from '../wording.js';
 
 export interface KeeperEvents {
   onEvent(event: SupervisorEvent): void;
@@ -14,9 +16,25 @@ export interface KeeperEvents {
   onLost(lost: SupervisorClient, error: SupervisorLostError): void;
 }
 
+/** The lock directory's limitation as a process warning, or null when the one asked for is used. */
+function lockDirWarning(locks: HelloReply['locks']): string | null {
+  const [text] = lockDirLimitations(locks);
+  return text === undefined ? null : `heph-jobs: ${text}`;
+}
+
 export class SupervisorKeeper {
   private client: SupervisorClient | null = null;
   private starting: Promise<SupervisorClient> | null = null;
+  /** The last supervisor lost: a fresh one that inherits the vault starts only once it is gone. */
+  private previous: SupervisorClient | null = null;
+  /**
+   * The runtime's end of the lock vault's carrier (supervisor/locks/vault.ts), once a supervisor
+   * filled it: held, never read, for as long as the runtime runs (or until shutdown), so leases
+   * outlive any one supervisor; each later supervisor inherits it.
+   */
+  private carrier: net.Socket | null = null;
+  /** Off only in tests (the negative control of the crash window). */
+  vaultEnabled = true;
   /** Work that follows a lost supervisor (cleanup, retaking leases); awaited by `settled()`. */
   private readonly aftermath = new Set<Promise<unknown>>();
 
@@ -37,14 +55,41 @@ export class SupervisorKeeper {
   /** The running supervisor, started now if there is none. */
   async ensure(): Promise<SupervisorClient> {
     if (this.client && !this.client.isLost) return this.client;
-    this.starting ??= SupervisorClient.start(this.config(), {
-      onEvent: (event) => this.events.onEvent(event),
-      onLost: (error) => this.lost(error),
-    }).finally(() => {
+    this.starting ??= this.start().finally(() => {
       this.starting = null;
     });
     const client = await this.starting;
     this.client = client;
+    return client;
+  }
+
+  /** Starts a supervisor (once per start, however many calls wait for it) and says what it could not set up. */
+  private async start(): Promise<SupervisorClient> {
+    const client = await this.startWithVault();
+    const warning = lockDirWarning(client.hello!.locks);
+    if (warning) process.emitWarning(warning, { code: 'HEPH_JOBS_LOCK_DIR' });
+    return client;
+  }
+
+  private async startWithVault(): Promise<SupervisorClient> {
+    const events = { onEvent: (event: SupervisorEvent) => this.events.onEvent(event), onLost: (error: SupervisorLostError) => this.lost(error) };
+    if (!this.vaultEnabled) return SupervisorClient.start(this.config(), events);
+    const carrier = this.carrier;
+    if (!carrier) {
+      const client = await SupervisorClient.start(this.config(), events, { mode: 'create' });
+      if (client.hello!.vault.state === 'created') this.carrier = client.carrier;
+      else client.carrier?.destroy();
+      client.carrier = null;
+      return client;
+    }
+    // Two supervisors must never work on the vault at once: the lost one is gone first.
+    await this.previous?.terminated();
+    const client = await SupervisorClient.start(this.config(), events, { mode: 'inherit', carrier });
+    if (client.hello!.vault.state !== 'inherited') {
+      // No vault in it after all: the next supervisor makes a new one.
+      carrier.destroy();
+      this.carrier = null;
+    }
     return client;
   }
 
@@ -87,12 +132,16 @@ export class SupervisorKeeper {
     await this.settled();
     await this.client?.shutdown();
     this.client = null;
+    // The vault goes with it, and with the vault whatever leases a lost supervisor left there.
+    this.carrier?.destroy();
+    this.carrier = null;
   }
 
   private lost(error: SupervisorLostError): void {
     const dead = this.client;
     if (!dead || !dead.isLost) return;
     this.client = null;
+    this.previous = dead;
     this.events.onLost(dead, error);
   }
 }

@@ -34,6 +34,7 @@ export function shutdown(state: SupervisorState, close: () => void): Promise<voi
     await Promise.all([...state.jobs.values()].map((job) => job.destroy()));
     await killEverythingBelowUs();
     state.setup?.strategy.dispose();
+    state.setup?.locks.close();
     close();
     process.exit(0);
   })();

@@ -11,16 +11,23 @@
  * Shared on P:    read byte 0, read the exclusive-intent region (conflicts only with exclusive below).
  * Either, for every ancestor A: write this lease's own byte in A's matching intent region (leases
  * below A never conflict with each other there; a holder of A itself does).
+ *   RECORD_MUTEX               sharers' edits of the holder records (records.ts)
+ *
+ * Every lease's descriptors are also kept in the lock vault (vault.ts), so that its locks outlive
+ * this process while its runtime lives; a fresh supervisor adopts them (issue 12, item 3). A lease
+ * is released by unlocking its descriptions, which every copy shares, so a copy still queued in the
+ * vault locks nothing.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import path from 'node:path';
 import { native } from '../native.js';
+import type { LockDirectory } from './lock-dir.js';
+import { clearRecord, readRecords, writeRecord, type HolderRecord, type LockMode } from './records.js';
+import type { LockVault, VaultLease } from './vault.js';
 import { cleanupLostSupervisor, type CleanupScope } from '../cleanup/lost-cleanup.js';
-import { instanceAlive } from '../identity.js';
-import { processStartTime } from '../platform/procfs.js';
-import { instanceName, parseIdentity, type SupervisorIdentity } from '../../src/protocol/identity.js';
-import type { LockResource } from '../../src/protocol/messages.js';
+import { instanceAlive, ownIdentity } from '../identity.js';
+import { instanceName, type SupervisorIdentity } from '../../src/protocol/identity.js';
+import { LOCK_MODES, type LockResource } from '../../src/protocol/messages.js';
 import { pathAncestors } from '../../src/protocol/resource-path.js';
 
 const SLOTS = 2 ** 46;
@@ -32,6 +39,7 @@ const POLL_MIN_MS = 1;
 const POLL_MAX_MS = 5;
 
 interface LockStep {
+  /** The lock file's name in the lock directory. */
   file: string;
   ranges: { exclusive: boolean; start: number; length: number }[];
 }
@@ -43,55 +51,80 @@ export function lockFileName(resource: string): string {
   return `${slug}-${hash}.lock`;
 }
 
-
-let nextSlot = 0;
-
-/** What a holder writes into a lock file (one JSON line). */
-export interface HolderRecord {
-  resource: string;
-  /** The holding supervisor instance: pid, start time and boot (a recycled pid is not the holder). */
-  pid: number;
-  start: string | null;
-  boot?: string;
+/** Who asks for a lease (the runtime's label for it, and its job, if it is a job's). */
+export interface LeaseOwner {
+  label: string;
   job: number | null;
-  /** The job's cgroup, or the supervisor's subtree. */
-  cgroup: string | null;
+}
+
+/** A resource's own lock file in a lease: where its holder record goes. */
+interface OwnFile {
+  /** Index into the lease's descriptors. */
+  index: number;
+  resource: string;
+  mode: LockMode;
+}
+
+interface HeldLease {
+  fds: number[];
+  files: string[];
+  own: OwnFile[];
+  /** Marks this lease's line in shared records. */
+  token: string;
+  owner: LeaseOwner;
+}
+
+/** What the vault keeps beside a lease's descriptors, to release it after an adoption. */
+interface LeaseMeta {
+  own: OwnFile[];
+  token: string;
+  owner: LeaseOwner;
+}
+
+/** `meta` as a fresh supervisor reads it back from the vault, or null when it is not well formed. */
+function parseMeta(meta: unknown, fds: number): LeaseMeta | null {
+  const value = meta as Partial<LeaseMeta> | null;
+  if (typeof value !== 'object' || value === null || typeof value.token !== 'string' || !/^[0-9a-f]{16}$/.test(value.token)) return null;
+  const owner = value.owner;
+  if (typeof owner?.label !== 'string' || (owner.job !== null && !Number.isSafeInteger(owner.job))) return null;
+  if (!Array.isArray(value.own)) return null;
+  for (const own of value.own) {
+    if (!Number.isSafeInteger(own?.index) || own.index < 0 || own.index >= fds || typeof own.resource !== 'string' || !LOCK_MODES.includes(own.mode)) return null;
+  }
+  return { own: value.own, token: value.token, owner: { label: owner.label, job: owner.job } };
 }
 
 /**
- * The dead holders among `records`: each names a supervisor instance (pid, start time, boot); one
- * that is malformed (written by anyone who can write the file) or alive is nobody to clean up.
+ * The instances among `records`' holders that are dead (each record is validated: a holder is a
+ * well-formed identity, and "dead" is provable only on this boot, by pid and start time).
  */
 function deadHolders(records: HolderRecord[]): SupervisorIdentity[] {
   const dead = new Map<string, SupervisorIdentity>();
-  for (const record of records) {
-    const identity = parseIdentity(record);
-    if (identity !== null && !instanceAlive(identity)) dead.set(`${instanceName(identity)}@${identity.boot}`, identity);
-  }
+  for (const { holder } of records) if (!instanceAlive(holder)) dead.set(`${instanceName(holder)}@${holder.boot}`, holder);
   return [...dead.values()];
 }
 
-/** Stops what is left of dead holders' jobs (their cgroup subtrees, and processes with their marker). */
-async function stopDeadHolders(records: HolderRecord[], scope: CleanupScope): Promise<void> {
-  for (const dead of deadHolders(records)) await cleanupLostSupervisor(dead, scope);
+function closeAll(fds: readonly number[]): void {
+  for (const fd of fds) native.closeFd(fd);
 }
 
 export class KernelLocks {
-  private readonly held = new Map<number, number[]>();
+  private readonly held = new Map<number, HeldLease>();
   private readonly pending = new Map<number, () => void>();
 
+  /**
+   * `dir`: opened and checked by openLockDirectory; every lock file is opened relative to it.
+   * `scope`: where a dead holder's leftovers may be looked for. `vault`: where leases are kept so
+   * that they outlive us (null: not kept; a crash then releases them).
+   */
   constructor(
-    private readonly dir: string,
+    private readonly dir: LockDirectory,
     private readonly scope: CleanupScope = { cgroupParent: null },
-  ) {
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const stat = fs.statSync(dir);
-    if (stat.uid !== process.getuid?.()) throw new Error(`lock directory ${dir} belongs to another user`);
-    if ((stat.mode & 0o077) !== 0) fs.chmodSync(dir, 0o700);
-  }
+    private readonly vault: LockVault | null = null,
+  ) {}
 
   /** Takes every resource or none, retrying until all are free; `cancel(lease)` stops the wait. */
-  async acquire(lease: number, resources: LockResource[], record: Record<string, unknown>): Promise<void> {
+  async acquire(lease: number, resources: LockResource[], owner: LeaseOwner): Promise<void> {
     if (this.held.has(lease) || this.pending.has(lease)) throw new Error(`lease ${lease} is already held or pending`);
     const steps = this.plan(resources, this.slotFor());
     let cancelled = false;
@@ -104,11 +137,21 @@ export class KernelLocks {
         if (cancelled) throw new Error(`lock request ${lease} was cancelled`);
         const fds = this.tryAll(steps);
         if (fds) {
-          this.held.set(lease, fds);
-          // The kernel dropped a dead supervisor's locks at once, but its jobs may still be running
-          // (until their runtime stops them): stop them first, so the resource is really free.
-          await stopDeadHolders(this.readRecords(resources, steps, fds), this.scope);
-          this.writeRecords(resources, steps, fds, record);
+          const entry = this.hold(lease, resources, steps, fds, owner);
+          try {
+            // The kernel dropped a dead holder's locks when its process (and its runtime's carrier)
+            // went, but its jobs may still be running: stop them first, so the resource is really
+            // free. Should that fail, the locks go too: a failed check must not keep them.
+            const dead = deadHolders(this.recordsOf(entry));
+            for (const instance of dead) await cleanupLostSupervisor(instance, this.scope);
+            if (cancelled || this.held.get(lease) !== entry) throw new Error(`lock request ${lease} was cancelled`);
+            this.writeRecords(entry, (record) => dead.some((instance) => instanceName(instance) === instanceName(record.holder) && instance.boot === record.holder.boot));
+            this.store();
+          } catch (error) {
+            // (Unless a release during the cleanup dropped it already: its fds are closed by now.)
+            if (this.held.get(lease) === entry) this.drop(lease, entry);
+            throw error;
+          }
           return;
         }
         await new Promise((resolve) => setTimeout(resolve, delay));
@@ -119,18 +162,14 @@ export class KernelLocks {
     }
   }
 
-  /** One attempt, no waiting: true when every resource is now held by `lease`. */
-  tryAcquire(lease: number, resources: LockResource[], record: Record<string, unknown>): boolean {
+  /** One attempt, no waiting and no dead-holder check (tests of the byte layout): true when held. */
+  tryAcquire(lease: number, resources: LockResource[], owner: LeaseOwner): boolean {
     if (this.held.has(lease) || this.pending.has(lease)) throw new Error(`lease ${lease} is already held or pending`);
-    return this.attempt(lease, resources, this.plan(resources, this.slotFor()), record);
-  }
-
-  /** One try without the dead-holder check (tests of the byte layout use it). */
-  private attempt(lease: number, resources: LockResource[], steps: LockStep[], record: Record<string, unknown>): boolean {
+    const steps = this.plan(resources, this.slotFor());
     const fds = this.tryAll(steps);
     if (!fds) return false;
-    this.held.set(lease, fds);
-    this.writeRecords(resources, steps, fds, record);
+    this.writeRecords(this.hold(lease, resources, steps, fds, owner));
+    this.store();
     return true;
   }
 
@@ -138,25 +177,120 @@ export class KernelLocks {
     this.pending.get(lease)?.();
   }
 
+  /** Releases `lease`: its records cleared first, then its locks dropped (in every copy), then closed. */
   release(lease: number): void {
     this.cancel(lease);
-    for (const fd of this.held.get(lease) ?? []) native.closeFd(fd);
-    this.held.delete(lease);
+    const entry = this.held.get(lease);
+    if (!entry) return;
+    this.drop(lease, entry);
+    this.store();
+  }
+
+  /**
+   * Takes over the leases a dead supervisor of our runtime left in the vault: holds them as our
+   * own (their locks never went) and names us in their records. Returns their lease numbers.
+   */
+  adopt(): number[] {
+    if (!this.vault) return [];
+    const adopted: number[] = [];
+    for (const found of this.vault.adopt()) {
+      const meta = parseMeta(found.meta, found.fds.length);
+      if (this.held.has(found.lease)) {
+        closeAll(found.fds);
+        continue;
+      }
+      const entry: HeldLease = {
+        fds: found.fds,
+        files: found.files,
+        own: meta?.own ?? [],
+        token: meta?.token ?? crypto.randomBytes(8).toString('hex'),
+        owner: meta?.owner ?? { label: 'adopted', job: null },
+      };
+      this.held.set(found.lease, entry);
+      this.writeRecords(entry);
+      adopted.push(found.lease);
+    }
+    return adopted;
+  }
+
+  /**
+   * At the supervisor's end: clears the records and closes the descriptors, without unlocking:
+   * when the runtime ends, its carrier (and so the vault) goes with it and the locks with that;
+   * when it lives, the vault keeps them for a fresh supervisor. The directory is closed too.
+   */
+  close(): void {
+    for (const entry of this.held.values()) {
+      this.clearRecords(entry);
+      closeAll(entry.fds);
+    }
+    this.held.clear();
+    this.vault?.close();
+    this.dir.close();
   }
 
   get heldCount(): number {
     return this.held.size;
   }
 
+  private hold(lease: number, resources: LockResource[], steps: LockStep[], fds: number[], owner: LeaseOwner): HeldLease {
+    const files = steps.map((step) => step.file);
+    const own = resources.map((res) => ({ index: files.indexOf(lockFileName(res.resource)), resource: res.resource, mode: res.mode }));
+    const entry: HeldLease = { fds, files, own, token: crypto.randomBytes(8).toString('hex'), owner };
+    this.held.set(lease, entry);
+    return entry;
+  }
+
+  /** Clears the records and drops the locks of a lease (every copy of its descriptions), then closes it. */
+  private drop(lease: number, entry: HeldLease): void {
+    this.held.delete(lease);
+    this.clearRecords(entry);
+    for (const fd of entry.fds) native.unlockRange(fd, 0, 0);
+    closeAll(entry.fds);
+  }
+
+  /** Puts what we hold into the vault (a failure leaves the leases held by us alone, and says so). */
+  private store(): void {
+    if (!this.vault) return;
+    const leases: VaultLease[] = [...this.held].map(([lease, entry]) => ({
+      lease,
+      files: entry.files,
+      fds: entry.fds,
+      meta: { own: entry.own, token: entry.token, owner: entry.owner } satisfies LeaseMeta,
+    }));
+    if (!this.vault.store(leases)) {
+      process.stderr.write('heph-jobs supervisor: the lock vault is full; the newest leases would not outlive a crash of this process\n');
+    }
+  }
+
+  /** The records previous holders left in the lease's own files. */
+  private recordsOf(entry: HeldLease): HolderRecord[] {
+    return entry.own.flatMap(({ index, resource, mode }) => readRecords(entry.fds[index]!, resource, mode));
+  }
+
+  /** Names us as the holder in the lease's own files; `gone` says which other records to drop. */
+  private writeRecords(entry: HeldLease, gone?: (record: HolderRecord) => boolean): void {
+    for (const { index, resource, mode } of entry.own) {
+      const record: HolderRecord = { resource, mode, holder: ownIdentity(), token: entry.token, owner: entry.owner.label, job: entry.owner.job, since: Date.now() };
+      if (!writeRecord(entry.fds[index]!, record, gone)) process.stderr.write(`heph-jobs supervisor: could not record the holder of ${resource}\n`);
+    }
+  }
+
+  private clearRecords(entry: HeldLease): void {
+    for (const { index, resource, mode } of entry.own) {
+      if (!clearRecord(entry.fds[index]!, resource, mode, entry.token)) process.stderr.write(`heph-jobs supervisor: could not clear the record of ${resource}\n`);
+    }
+  }
+
   private slotFor(): number {
-    // Unique per lease across every supervisor on the machine: our pid, then a per-process counter.
-    return (process.pid * 2 ** 24 + (nextSlot++ % 2 ** 24)) % SLOTS;
+    // One byte per lease in an ancestor's intent region: random, so that no two leases anywhere on
+    // the machine share one (a collision would only make one wait for the other).
+    return crypto.randomInt(0, 2 ** 46 - 1);
   }
 
   private plan(resources: LockResource[], slot: number): LockStep[] {
     const steps = new Map<string, LockStep>();
     const step = (resource: string): LockStep => {
-      const file = path.join(this.dir, lockFileName(resource));
+      const file = lockFileName(resource);
       let found = steps.get(file);
       if (!found) steps.set(file, (found = { file, ranges: [] }));
       return found;
@@ -180,76 +314,38 @@ export class KernelLocks {
     const fds: number[] = [];
     try {
       for (const step of steps) {
-        const fd = native.lockOpen(step.file);
+        const fd = this.openLockFile(step.file);
         fds.push(fd);
         for (const range of step.ranges) {
           if (!native.lockRange(fd, range.exclusive, range.start, range.length)) {
-            for (const held of fds) native.closeFd(held);
+            closeAll(fds);
             return null;
           }
         }
       }
       return fds;
     } catch (error) {
-      for (const held of fds) native.closeFd(held);
+      closeAll(fds);
       throw error;
     }
   }
 
-  /** The fd of each resource's own lock file. */
-  private ownFiles(resources: LockResource[], steps: LockStep[], fds: number[]): { res: LockResource; fd: number }[] {
-    const out: { res: LockResource; fd: number }[] = [];
-    for (const res of resources) {
-      const fd = fds[steps.findIndex((step) => step.file === path.join(this.dir, lockFileName(res.resource)))];
-      if (fd !== undefined) out.push({ res, fd });
-    }
-    return out;
-  }
-
-  /** The holder records left in our resources' lock files by whoever held them before. */
-  private readRecords(resources: LockResource[], steps: LockStep[], fds: number[]): HolderRecord[] {
-    const records: HolderRecord[] = [];
-    for (const { fd } of this.ownFiles(resources, steps, fds)) {
-      let text = '';
-      try {
-        const size = fs.fstatSync(fd).size;
-        const buffer = Buffer.alloc(Math.min(size, 1 << 20));
-        fs.readSync(fd, buffer, 0, buffer.length, 0);
-        text = buffer.toString('utf8');
-      } catch {
-        continue;
-      }
-      for (const line of text.split('\n')) {
-        try {
-          const parsed = JSON.parse(line) as HolderRecord;
-          if (typeof parsed.pid === 'number') records.push(parsed);
-        } catch {
-          // A torn or foreign line: not a record.
-        }
-      }
-    }
-    return records;
-  }
-
   /**
-   * Who holds each resource, for diagnostics and for finding a dead holder's jobs: an exclusive
-   * holder replaces the file's records; a shared one adds its line beside the other sharers'.
+   * Opens lock file `name` in the lock directory, and makes sure it is what we would have made: a
+   * regular file of ours with no other name (the directory is ours and 0700, so only root could
+   * have put anything else there; it is refused all the same).
    */
-  private writeRecords(resources: LockResource[], steps: LockStep[], fds: number[], record: Record<string, unknown>): void {
-    for (const { res, fd } of this.ownFiles(resources, steps, fds)) {
-      const line = Buffer.from(
-        `${JSON.stringify({ resource: res.resource, mode: res.mode, start: processStartTime(process.pid), ...record, since: Date.now() })}\n`,
-      );
-      try {
-        if (res.mode === 'exclusive') {
-          fs.ftruncateSync(fd, 0);
-          fs.writeSync(fd, line, 0, line.length, 0);
-        } else {
-          fs.writeSync(fd, line, 0, line.length, fs.fstatSync(fd).size);
-        }
-      } catch {
-        // Diagnostics only.
+  private openLockFile(name: string): number {
+    const fd = native.lockOpenAt(this.dir.fd, name);
+    try {
+      const stat = fs.fstatSync(fd);
+      if (!stat.isFile() || stat.uid !== process.getuid!() || stat.nlink !== 1) {
+        throw new Error(`heph-jobs: the lock file ${name} in ${this.dir.info.dir} is not a regular file of this user's with one name`);
       }
+      return fd;
+    } catch (error) {
+      native.closeFd(fd);
+      throw error;
     }
   }
 }

@@ -5,26 +5,48 @@
 import { ProtocolError } from '../../src/protocol/errors.js';
 import { cgroupParentOf, chooseContainment } from '../containment/index.js';
 import { KernelLocks } from '../locks/kernel-locks.js';
+import { openLockDirectory } from '../locks/lock-dir.js';
+import { LockVault } from '../locks/vault.js';
 import { checkLostPaths, cleanupLostSupervisor } from '../cleanup/lost-cleanup.js';
 import { sweepDeadInstances } from '../cleanup/start-sweep.js';
 import { ownIdentity } from '../identity.js';
 import { native } from '../native.js';
+import type { HelloReply, VaultMode } from '../../src/protocol/messages.js';
 import type { Handlers, RequestContext } from './context.js';
+
+/** The lock vault as hello asks for it; a vault that cannot be set up is reported, not fatal. */
+function openVault(mode: VaultMode): { vault: LockVault | null; state: HelloReply['vault']['state'] } {
+  try {
+    if (mode === 'create') return { vault: LockVault.create(), state: 'created' };
+    if (mode === 'inherit') {
+      const vault = LockVault.inherit();
+      return { vault, state: vault ? 'inherited' : 'missing' };
+    }
+  } catch (error) {
+    process.stderr.write(`heph-jobs supervisor: no lock vault: ${(error as Error).message}\n`);
+  }
+  return { vault: null, state: 'none' };
+}
 
 export function sessionHandlers(context: RequestContext): Handlers<'hello' | 'ping' | 'diagnostics' | 'shutdown' | 'cleanup-lost'> {
   const { state } = context;
   return {
-    hello: ({ config }) => {
+    hello: ({ config, vault: vaultMode }) => {
       if (state.setup) throw new ProtocolError('hello was already received');
       const strategy = chooseContainment(config.containment, config.cgroupParent);
       const scope = { cgroupParent: cgroupParentOf(config.cgroupParent).parent };
-      state.start({ config, strategy, scope, locks: new KernelLocks(config.lockDir, scope) });
+      const lockDir = openLockDirectory(config.lockDir);
+      const vault = openVault(vaultMode ?? 'none');
+      const locks = new KernelLocks(lockDir, scope, vault.vault);
+      // A dead supervisor's leases, kept in the vault: ours now, before anyone else can ask.
+      const adopted = locks.adopt();
+      state.start({ config, strategy, scope, locks });
       // What dead instances left (a runtime killed together with its supervisor): the first
       // round of kills is sent before we answer; the rest (reaps, cgroup removal) goes on after.
       sweepDeadInstances(scope).catch((error: unknown) => {
         process.stderr.write(`heph-jobs supervisor: the sweep of dead supervisors' leftovers failed: ${(error as Error).message}\n`);
       });
-      return { pid: process.pid, instance: ownIdentity(), containment: strategy.info, subreaper: native.isChildSubreaper() };
+      return { pid: process.pid, instance: ownIdentity(), containment: strategy.info, subreaper: native.isChildSubreaper(), locks: lockDir.info, vault: { state: vault.state, adopted } };
     },
     ping: () => ({ pid: process.pid }),
     // Node's internal list of loaded modules and bindings: tests prove child_process never is.

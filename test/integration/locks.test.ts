@@ -125,7 +125,7 @@ describe('locks across runtimes', () => {
       expect(messages.some((message) => message.acquired)).toBe(false);
       first.kill('SIGKILL');
       await waitUntil(() => messages.some((message) => message.acquired), 'the second runtime to acquire', 15_000);
-      expect(messages.find((message) => message.acquired)).toEqual({ acquired: true, present: [], alive: [] });
+      expect(messages.find((message) => message.acquired)).toMatchObject({ acquired: true, present: [], alive: [] });
     } finally {
       first.kill('SIGKILL');
       second?.kill('SIGKILL');

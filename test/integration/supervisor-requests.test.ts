@@ -282,7 +282,8 @@ describe.each(modeRows())('cleanup-lost of a dead instance whose pid a live supe
     // supervisor's job cgroup.
     const lockDir = tempDir();
     const resource = 'port:47123';
-    const record = { resource, mode: 'exclusive', ...dead, owner: 'x', job, cgroup: facts.cgroup, since: 0 };
+    // (A record in the format holders write, supervisor/locks/records.ts, plus a field no holder writes.)
+    const record = { v: 2, resource, mode: 'exclusive', ...dead, token: '0123456789abcdef', owner: 'x', job, cgroup: facts.cgroup, since: 0 };
     fs.writeFileSync(path.join(lockDir, lockFileName(resource)), `${JSON.stringify(record)}\n`);
     const taker = startBareSupervisor();
     bares.push(taker);

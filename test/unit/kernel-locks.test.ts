@@ -3,37 +3,32 @@
  * descriptions, so they conflict exactly as two supervisors would.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { KernelLocks } from '../../supervisor/locks/kernel-locks.js';
+import { describe, expect, it } from 'vitest';
+import { locksOn, scratchDir } from '../helpers/lock-dirs.js';
 import { normalizeResources } from '../../src/locks/index.js';
-
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
-});
+import { processStartTime } from '../../supervisor/platform/procfs.js';
 
 function lockDir(): string {
-  const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'heph-locks-')), 'locks');
-  dirs.push(path.dirname(dir));
-  return dir;
+  return path.join(scratchDir(), 'locks');
 }
 
 /** True when `b` could be taken while `a` is held (by another holder). */
 async function compatible(a: string, b: string): Promise<boolean> {
   const dir = lockDir();
-  const first = new KernelLocks(dir);
-  const second = new KernelLocks(dir);
-  await first.acquire(1, normalizeResources([parse(a)]), {});
-  const got = second.tryAcquire(2, normalizeResources([parse(b)]), {});
+  const first = locksOn(dir);
+  const second = locksOn(dir);
+  await first.acquire(1, normalizeResources([parse(a)]), OWNER);
+  const got = second.tryAcquire(2, normalizeResources([parse(b)]), OWNER);
   second.release(2);
   first.release(1);
   // Negative control for the pair: once the first is released, the second always gets it.
-  expect(second.tryAcquire(3, normalizeResources([parse(b)]), {})).toBe(true);
+  expect(second.tryAcquire(3, normalizeResources([parse(b)]), OWNER)).toBe(true);
   second.release(3);
   return got;
 }
+
+const OWNER = { label: 'test', job: null };
 
 function parse(text: string) {
   const [resource, mode] = text.split(' ');
@@ -61,13 +56,13 @@ describe('kernel locks', () => {
 
   it('hands a resource over when its holder releases it, and never holds part of a set', async () => {
     const dir = lockDir();
-    const first = new KernelLocks(dir);
-    const second = new KernelLocks(dir);
-    await first.acquire(1, normalizeResources(['port:1']), {});
-    const waiting = second.acquire(2, normalizeResources(['port:2', 'port:1']), {});
+    const first = locksOn(dir);
+    const second = locksOn(dir);
+    await first.acquire(1, normalizeResources(['port:1']), OWNER);
+    const waiting = second.acquire(2, normalizeResources(['port:2', 'port:1']), OWNER);
     // While it waits, port:2 must be free for a third holder (all-or-nothing).
-    const third = new KernelLocks(dir);
-    await third.acquire(3, normalizeResources(['port:2']), {});
+    const third = locksOn(dir);
+    await third.acquire(3, normalizeResources(['port:2']), OWNER);
     third.release(3);
     first.release(1);
     await waiting;
@@ -77,13 +72,13 @@ describe('kernel locks', () => {
 
   it('creates its directory 0700 and records who holds an exclusive resource', async () => {
     const dir = lockDir();
-    const locks = new KernelLocks(dir);
+    const locks = locksOn(dir);
     expect(fs.statSync(dir).mode & 0o777).toBe(0o700);
-    await locks.acquire(7, normalizeResources(['port:9']), { pid: process.pid, job: 3 });
+    await locks.acquire(7, normalizeResources(['port:9']), { label: 'a job', job: 3 });
     const files = fs.readdirSync(dir);
     expect(files).toHaveLength(1);
     const record = JSON.parse(fs.readFileSync(path.join(dir, files[0]!), 'utf8'));
-    expect(record).toMatchObject({ resource: 'port:9', pid: process.pid, job: 3 });
+    expect(record).toMatchObject({ v: 2, resource: 'port:9', mode: 'exclusive', pid: process.pid, start: processStartTime(process.pid), owner: 'a job', job: 3 });
     locks.release(7);
   });
 });

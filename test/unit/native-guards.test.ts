@@ -69,6 +69,15 @@ const fdTarget = (fd: number) => {
 };
 
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'heph-native-guards-'));
+/** Lock files are opened relative to a directory descriptor. */
+function openScratchLock(): number {
+  const dirfd = fs.openSync(scratch, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+  try {
+    return native.lockOpenAt(dirfd, 'lock');
+  } finally {
+    fs.closeSync(dirfd);
+  }
+}
 
 beforeAll(() => {
   // The reaper waits for any child: with none of the worker's own around, it takes only ours.
@@ -118,7 +127,7 @@ describe('native boundary guards', () => {
 
   it('checks every pid, signal, fd, offset and token argument as an integer in range', () => {
     const job = start();
-    const lockFd = native.lockOpen(path.join(scratch, 'lock'));
+    const lockFd = openScratchLock();
     const tooBigForInt = [2 ** 31, 2 ** 32 + 3];
     const cases: { argument: string; call: (value: unknown) => unknown; outOfRange: number[] }[] = [
       { argument: 'pid', call: (v) => native.pidfdOpen(v as number), outOfRange: [0, -5, ...tooBigForInt] },
@@ -142,8 +151,59 @@ describe('native boundary guards', () => {
     }
   });
 
+  it('checks the descriptors, names, modes and lists of the directory, lock and descriptor-passing calls', () => {
+    const dirfd = fs.openSync(scratch, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+    const [left, right] = native.seqpacketPair();
+    const tooBigForInt = [2 ** 31, 2 ** 32 + 3];
+    try {
+      const fdCases: { argument: string; call: (value: unknown) => unknown }[] = [
+        { argument: 'dirfd', call: (v) => native.openDirAt(v as number, 'x') },
+        { argument: 'dirfd', call: (v) => native.mkdirAt(v as number, 'x', 0o700) },
+        { argument: 'dirfd', call: (v) => native.statAt(v as number, 'x') },
+        { argument: 'dirfd', call: (v) => native.readLinkAt(v as number, 'x') },
+        { argument: 'dirfd', call: (v) => native.unlinkAt(v as number, 'x', false) },
+        { argument: 'dirfd', call: (v) => native.lockOpenAt(v as number, 'x') },
+        { argument: 'fd', call: (v) => native.unlockRange(v as number, 0, 0) },
+        { argument: 'socket', call: (v) => native.sendFds(v as number, Buffer.from('x'), [dirfd]) },
+        { argument: 'socket', call: (v) => native.receiveFds(v as number, false) },
+        { argument: 'fds[i]', call: (v) => native.sendFds(left, Buffer.from('x'), [v as number]) },
+      ];
+      for (const { argument, call } of fdCases) {
+        for (const value of [...NOT_INTEGERS, -1, ...tooBigForInt]) expectGuard(() => call(value), argument);
+      }
+      for (const value of [...NOT_INTEGERS, -1, 0o10000]) expectGuard(() => native.mkdirAt(dirfd, 'x', value as number), 'mode');
+      for (const value of [...NOT_INTEGERS, -1, 2 ** 53]) {
+        expectGuard(() => native.unlockRange(0, value as number, 1), 'start');
+        expectGuard(() => native.unlockRange(0, 0, value as number), 'length');
+      }
+      // One path component only: a '/' would let openat follow symlinks in the components before it.
+      for (const name of ['', 'a/b', '/etc', '.', '..', 'a\0b', 7, undefined]) {
+        expectGuard(() => native.openDirAt(dirfd, name as string), 'name');
+        expectGuard(() => native.mkdirAt(dirfd, name as string, 0o700), 'name');
+        expectGuard(() => native.statAt(dirfd, name as string), 'name');
+        expectGuard(() => native.readLinkAt(dirfd, name as string), 'name');
+        expectGuard(() => native.unlinkAt(dirfd, name as string, false), 'name');
+        expectGuard(() => native.lockOpenAt(dirfd, name as string), 'name');
+      }
+      for (const value of ['yes', 1, undefined]) {
+        expectGuard(() => native.unlinkAt(dirfd, 'x', value as boolean), 'directory');
+        expectGuard(() => native.receiveFds(right, value as boolean), 'peek');
+      }
+      for (const payload of ['text', Buffer.alloc(0), Buffer.alloc(65_537), undefined]) {
+        expectGuard(() => native.sendFds(left, payload as Buffer, [dirfd]), 'payload');
+      }
+      for (const fds of [[], new Array(254).fill(dirfd), 'x', undefined]) expectGuard(() => native.sendFds(left, Buffer.from('x'), fds as number[]), 'fds');
+      // Nothing was sent by any of the refused calls.
+      expect(native.receiveFds(right, false)).toBeNull();
+    } finally {
+      fs.closeSync(dirfd);
+      native.closeFd(left);
+      native.closeFd(right);
+    }
+  });
+
   it('checks the boolean and string options of spawn and lockRange', () => {
-    const lockFd = native.lockOpen(path.join(scratch, 'lock'));
+    const lockFd = openScratchLock();
     try {
       for (const value of ['yes', 1, undefined, null]) {
         expectGuard(() => native.spawn(options({ cwd: '/nonexistent-heph', merge: value as boolean })), 'options.merge');

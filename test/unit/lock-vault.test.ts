@@ -1,0 +1,155 @@
+/**
+ * The lock vault (supervisor/locks/vault.ts) in one process: what a supervisor stores survives the
+ * closing of every descriptor it had (as at its death), as long as the carrier's other end is
+ * open; a later one adopts it from the carrier, leases spanning several messages included; a
+ * released lease's copies lock nothing; and the locks go when the carrier does. Kernel truth: an
+ * OFD lock attempt through another open file description.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { LockVault, type VaultLease } from '../../supervisor/locks/vault.js';
+import { native } from '../../supervisor/native.js';
+
+const dirs: string[] = [];
+const open: number[] = [];
+afterEach(() => {
+  for (const fd of open.splice(0)) native.closeFd(fd);
+  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function lockDir(): number {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'heph-vault-'));
+  dirs.push(dir);
+  const fd = fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+  open.push(fd);
+  return fd;
+}
+
+/** A lease of `count` lock files, each write-locked on byte 0 through its own description. */
+function lease(dirfd: number, id: number, count = 1): VaultLease {
+  const files = Array.from({ length: count }, (_, i) => `lease-${id}-${i}.lock`);
+  const fds = files.map((file) => {
+    const fd = native.lockOpenAt(dirfd, file);
+    expect(native.lockRange(fd, true, 0, 1)).toBe(true);
+    return fd;
+  });
+  return { lease: id, files, fds, meta: { note: `lease ${id}` } };
+}
+
+/** Whether another open file description could lock `file` now (the probe lets go at once). */
+function lockable(dirfd: number, file: string): boolean {
+  const fd = native.lockOpenAt(dirfd, file);
+  try {
+    return native.lockRange(fd, true, 0, 1);
+  } finally {
+    native.closeFd(fd);
+  }
+}
+
+function closeLease(held: VaultLease): void {
+  for (const fd of held.fds) native.closeFd(fd);
+}
+
+describe('the lock vault', () => {
+  it('keeps stored locks after every descriptor of their holder is closed, hands them to an adopter, and drops them with the carrier', () => {
+    const dirfd = lockDir();
+    const [peer, carrier] = native.seqpacketPair();
+    const vault = LockVault.create(peer);
+    const leases = [lease(dirfd, 1), lease(dirfd, 2, 3)];
+    expect(vault.store(leases)).toBe(true);
+    // The holder dies: its descriptors, its vault sockets and its end of the carrier close.
+    for (const held of leases) closeLease(held);
+    vault.close();
+    native.closeFd(peer);
+    expect(lockable(dirfd, 'lease-1-0.lock')).toBe(false);
+    expect(lockable(dirfd, 'lease-2-2.lock')).toBe(false);
+    // A fresh holder inherits from the carrier (which keeps the vault for the next one too).
+    const heir = LockVault.inherit(carrier)!;
+    const adopted = heir.adopt().sort((a, b) => a.lease - b.lease);
+    expect(adopted.map(({ lease: id, files, meta }) => ({ id, files, meta }))).toEqual([
+      { id: 1, files: ['lease-1-0.lock'], meta: { note: 'lease 1' } },
+      { id: 2, files: ['lease-2-0.lock', 'lease-2-1.lock', 'lease-2-2.lock'], meta: { note: 'lease 2' } },
+    ]);
+    expect(adopted[1]!.fds).toHaveLength(3);
+    // It dies too, and a third one adopts the same again.
+    for (const held of adopted) closeLease(held);
+    heir.close();
+    expect(lockable(dirfd, 'lease-2-0.lock')).toBe(false);
+    const third = LockVault.inherit(carrier)!;
+    const again = third.adopt();
+    expect(again.map((held) => held.lease).sort()).toEqual([1, 2]);
+    // Released through its description: every copy is unlocked, queued or not.
+    for (const fd of again.find((held) => held.lease === 1)!.fds) native.unlockRange(fd, 0, 0);
+    expect(lockable(dirfd, 'lease-1-0.lock')).toBe(true);
+    expect(lockable(dirfd, 'lease-2-0.lock')).toBe(false);
+    for (const held of again) closeLease(held);
+    third.close();
+    // The carrier goes (the runtime ends): the vault with it, and the locks.
+    native.closeFd(carrier);
+    expect(lockable(dirfd, 'lease-2-0.lock')).toBe(true);
+  });
+
+  it('negative control: without the vault, closing the holder\'s descriptors drops its locks', () => {
+    const dirfd = lockDir();
+    const held = lease(dirfd, 1);
+    expect(lockable(dirfd, 'lease-1-0.lock')).toBe(false);
+    closeLease(held);
+    expect(lockable(dirfd, 'lease-1-0.lock')).toBe(true);
+  });
+
+  it('a new snapshot replaces the old one: a lease left out is no longer kept', () => {
+    const dirfd = lockDir();
+    const [peer, carrier] = native.seqpacketPair();
+    open.push(carrier);
+    const vault = LockVault.create(peer);
+    native.closeFd(peer);
+    const first = lease(dirfd, 1);
+    const second = lease(dirfd, 2);
+    expect(vault.store([first, second])).toBe(true);
+    expect(vault.store([second])).toBe(true);
+    closeLease(first);
+    closeLease(second);
+    vault.close();
+    expect(lockable(dirfd, 'lease-1-0.lock')).toBe(true);
+    expect(lockable(dirfd, 'lease-2-0.lock')).toBe(false);
+    const heir = LockVault.inherit(carrier)!;
+    const adopted = heir.adopt();
+    expect(adopted.map((held) => held.lease)).toEqual([2]);
+    for (const held of adopted) closeLease(held);
+    heir.close();
+  });
+
+  it('carries many leases and a lease of more descriptors than one message may hold', () => {
+    const dirfd = lockDir();
+    const [peer, carrier] = native.seqpacketPair();
+    open.push(carrier);
+    const vault = LockVault.create(peer);
+    native.closeFd(peer);
+    const leases = [lease(dirfd, 1, 300), ...Array.from({ length: 200 }, (_, i) => lease(dirfd, i + 2))];
+    expect(vault.store(leases)).toBe(true);
+    for (const held of leases) closeLease(held);
+    vault.close();
+    const heir = LockVault.inherit(carrier)!;
+    const adopted = heir.adopt();
+    expect(adopted).toHaveLength(201);
+    const big = adopted.find((held) => held.lease === 1)!;
+    expect(big.files).toEqual(leases[0]!.files);
+    expect(big.fds).toHaveLength(300);
+    expect(lockable(dirfd, 'lease-1-299.lock')).toBe(false);
+    for (const held of adopted) closeLease(held);
+    heir.close();
+  });
+
+  it('a carrier with nothing in it, or something else, holds no vault', () => {
+    const [peer, carrier] = native.seqpacketPair();
+    open.push(peer, carrier);
+    expect(LockVault.inherit(carrier)).toBeNull();
+    const dirfd = lockDir();
+    const stray = native.lockOpenAt(dirfd, 'stray');
+    native.sendFds(peer, Buffer.from('not a vault'), [stray]);
+    native.closeFd(stray);
+    expect(LockVault.inherit(carrier)).toBeNull();
+  });
+});
