@@ -79,3 +79,32 @@ export function hasEnded(record: JobRecord): boolean {
 export function capacityError(running: readonly { id: number; command: string }[], maxJobs: number): JobLimitError | null {
   return running.length >= maxJobs ? new JobLimitError(maxJobs, running) : null;
 }
+
+/** A job as the runtime first records it: `waiting` for its locks when it asked for any, else `starting`. */
+export function newJobRecord(id: number, input: RestartableInput): JobRecord {
+  return {
+    id,
+    command: input.command,
+    cwd: input.cwd,
+    state: input.locks.length > 0 ? 'waiting' : 'starting',
+    pid: null,
+    pidStart: null,
+    pipes: [],
+    cgroup: null,
+    exitCode: null,
+    signal: null,
+    startedAt: Date.now(),
+    endedAt: null,
+    cleanedUp: false,
+    reason: null,
+    supervisorPid: null,
+    containment: null,
+    lease: null,
+    wants: input.locks,
+    abort: null,
+    input,
+    timedOut: false,
+    timeoutTimer: null,
+    stats: null,
+  };
+}

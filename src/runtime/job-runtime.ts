@@ -4,17 +4,19 @@
  * signalling, reaping, kernel locks), and turns the supervisor's replies and events into job states
  * and reports. Input is validated here, where it enters; what flows inward is already checked.
  */
-import { HephError, InvalidInputError, RuntimeClosedError, SupervisorLostError } from '../protocol/errors.js';
-import { SIGNAL_NAMES, type Containment, type ContainmentMode, type JobFacts, type LostJob, type ReadWait, type SignalName, type SupervisorConfig, type SupervisorEvent } from '../protocol/messages.js';
+import { InvalidInputError, RuntimeClosedError, SupervisorLostError } from '../protocol/errors.js';
+import { SIGNAL_NAMES, type ContainmentMode, type LostJob, type SignalName, type SupervisorConfig, type SupervisorEvent } from '../protocol/messages.js';
 import type { OutputRead } from '../protocol/output.js';
-import type { PatternSpec } from '../protocol/pattern.js';
-import { LockTable, normalizeResources, type LockOwner, type NormalizedResource, type ResourceSpec } from '../locks/index.js';
-import { buildReport, type JobReport, type WaitOutcome } from '../reports/report.js';
+import { LockTable, normalizeResources, type LockOwner, type NormalizedResource } from '../locks/index.js';
+import { buildReport, type JobReport } from '../reports/report.js';
+import type { BackgroundInput, Capabilities, JobEvent, KillOptions, StatusOptions } from './api.js';
 import { Changes } from './changes.js';
+import { JobStates } from './job-states.js';
+import { OutputReads, TAIL_READ } from './output-reads.js';
 import { checkedPattern, envEntries, validateCommand } from './input-checks.js';
 import { registerInternals } from './internals.js';
 import { JobRegistry } from './job-registry.js';
-import { capacityError, hasEnded, isRunning, type JobRecord } from './job-record.js';
+import { capacityError, hasEnded, isRunning, newJobRecord, type JobRecord } from './job-record.js';
 import { kernelLockBackend, type KernelLockBackend } from './kernel-lock-backend.js';
 import { containmentLimitations, inputProblem, lockBreachWarning, lockDirLimitations } from '../wording.js';
 import {
@@ -33,91 +35,14 @@ import {
 import type { SupervisorClient } from './supervisor-client.js';
 import { SupervisorKeeper } from './supervisor-keeper.js';
 
-/** Which lines a read returns: the last `tail`, or those after `since`, within `maxBytes`. */
-interface OutputReadRequest {
-  tail: number;
-  since: number | undefined;
-  maxBytes: number;
-}
-
-export interface BackgroundInput {
-  command: string;
-  /** Default: the runtime's cwd. */
-  cwd?: string;
-  /** Default: the runtime's env. */
-  env?: NodeJS.ProcessEnv;
-  /** Keep a pipe to the job's stdin. Default: false (stdin is /dev/null). */
-  stdin?: boolean;
-  /** One interleaved stream for stdout and stderr. Default: false. */
-  merge?: boolean;
-  /** Resources the job holds from before it spawns until its cleanup is complete. Default: none. */
-  locks?: readonly ResourceSpec[];
-  /** The ref (branch/worktree name) the call belongs to, for messages. */
-  ref?: string;
-  /** Cancels the wait for locks. */
-  signal?: AbortSignal;
-  /** Milliseconds to wait for locks before giving up. Default: no limit. */
-  lockTimeoutMs?: number;
-  /** Stop the job (as kill does) after this many milliseconds. Default: no limit. */
-  timeoutMs?: number;
-  /** Instead of the settle window, wait up to this many ms for the job to end or to print a line
-   * matching `until` (a dev server's ready line). Default: the settle window. */
-  waitMs?: number;
-  /** A regular expression (or its source) that ends the wait when a new output line matches. It is
-   * run by RE2 (linear time): backreferences and lookaround are refused. */
-  until?: RegExp | string;
-}
-
-export interface StatusOptions {
-  /** How many of the last lines to show. Default: 50. */
-  lines?: number;
-  /** Lines after this sequence number (a cursor read). */
-  since?: number;
-  /** Bound on the bytes of output returned, at most `settings.maxReadBytes` (about 15.5 MiB with
-   * the default limits: every reply must fit in one frame of the channel). Default: 65536. */
-  maxBytes?: number;
-  /** Wait up to this many ms for the job to end (or, with `until`, for a new matching line) first. */
-  waitMs?: number;
-  /** A regular expression (or its source): with `waitMs`, return as soon as a new line matches. It
-   * is run by RE2 (linear time): backreferences and lookaround are refused. */
-  until?: RegExp | string;
-}
-
-
-
-export interface KillOptions {
-  /** Default: TERM (grace, then KILL). */
-  signal?: SignalName;
-  /** Milliseconds between TERM and KILL. Default: the runtime's killGraceMs. */
-  graceMs?: number;
-}
-
-/** A job's lifecycle as it happens: the leader ended, the job was lost, or cleanup finished. */
-export interface JobEvent {
-  type: 'exited' | 'lost' | 'cleaned-up';
-  job: number;
-}
-
-export interface Capabilities {
-  containment: Containment;
-  subreaper: boolean;
-  supervisorPid: number;
-  signals: SignalName[];
-  maxJobs: number;
-  /** What this environment cannot guarantee, in plain words (empty when nothing is known). */
-  limitations: string[];
-  /** `maxReadBytes`: the largest `maxBytes` a status may ask for. */
-  limits: { outputLines: number; lineBytes: number; outputBytes: number; maxCommandBytes: number; maxReadBytes: number };
-}
-
-/** The read a report of a job's own call shows: the default tail. */
-const TAIL_READ: OutputReadRequest = { tail: DEFAULT_TAIL_LINES, since: undefined, maxBytes: DEFAULT_MAX_BYTES };
+export type { BackgroundInput, Capabilities, JobEvent, KillOptions, StatusOptions } from './api.js';
 
 export class JobRuntime {
   private readonly options: NormalizedOptions;
   private readonly jobs: JobRegistry;
   private readonly changes = new Changes();
-  private readonly listeners = new Set<(event: JobEvent) => void>();
+  private readonly states = new JobStates(this.changes);
+  private readonly reads: OutputReads;
   private readonly keeper: SupervisorKeeper;
   private closed = false;
   /** The resource-lock table: jobs and the host's own actions (its shell tool, its publication
@@ -134,6 +59,12 @@ export class JobRuntime {
     this.jobs = new JobRegistry(options.keepFinished, (record) => {
       const supervisor = this.keeper.current;
       if (supervisor && record.supervisorPid === supervisor.pid) supervisor.request('forget', { job: record.id }).catch(() => undefined);
+    });
+    this.reads = new OutputReads({
+      supervisorOf: (record) => this.supervisorOf(record),
+      changes: this.changes,
+      states: this.states,
+      maxJobs: options.maxJobs,
     });
     this.lockBackend = kernelLockBackend(() => this.keeper.ensure());
     this.locks = new LockTable({ backend: this.lockBackend });
@@ -178,31 +109,7 @@ export class JobRuntime {
     const waitMs = input.waitMs === undefined ? undefined : integerOption('waitMs', input.waitMs, 0, 0, MAX_WAIT_MS);
     const until = input.until === undefined ? undefined : checkedPattern(input.until);
     const id = this.jobs.takeId();
-    const record: JobRecord = {
-      id,
-      command,
-      cwd,
-      state: wants.length > 0 ? 'waiting' : 'starting',
-      pid: null,
-      pidStart: null,
-      pipes: [],
-      cgroup: null,
-      exitCode: null,
-      signal: null,
-      startedAt: Date.now(),
-      endedAt: null,
-      cleanedUp: false,
-      reason: null,
-      supervisorPid: null,
-      containment: null,
-      lease: null,
-      wants,
-      abort: null,
-      input: { command, cwd, env: input.env, stdin: input.stdin === true, merge: input.merge === true, locks: wants, ref: input.ref, timeoutMs },
-      timedOut: false,
-      timeoutTimer: null,
-      stats: null,
-    };
+    const record = newJobRecord(id, { command, cwd, env: input.env, stdin: input.stdin === true, merge: input.merge === true, locks: wants, ref: input.ref, timeoutMs });
     this.jobs.add(record);
     this.changes.notify();
     try {
@@ -232,7 +139,7 @@ export class JobRuntime {
       if (record.state === 'starting') record.state = 'running';
       this.armTimeout(record);
     } catch (error) {
-      this.failRecord(record, error);
+      this.states.failed(record, error);
       return this.report(record, null);
     }
     // No settle window: the caller wants the job number now; its output is one status away.
@@ -240,10 +147,10 @@ export class JobRuntime {
     return this.jobs.pinned(record, async () => {
       if (waitMs === undefined && until === undefined) {
         await this.settle(record);
-        return this.readReport(record, TAIL_READ);
+        return this.reads.report(record, TAIL_READ);
       }
       // A dev server's ready line may already be out: the wait matches from the first line on.
-      return this.readReport(record, TAIL_READ, { ms: waitMs ?? this.options.settleMs, until, from: -1 });
+      return this.reads.report(record, TAIL_READ, { ms: waitMs ?? this.options.settleMs, until, from: -1 });
     });
   }
 
@@ -279,7 +186,7 @@ export class JobRuntime {
     }
     return this.jobs.pinned(record, async () => {
       await supervisor.request('write', { job: id, data: Buffer.from(text), close: options.close === true });
-      return this.readReport(record, TAIL_READ);
+      return this.reads.report(record, TAIL_READ);
     });
   }
 
@@ -305,7 +212,7 @@ export class JobRuntime {
     const waitMs = options.waitMs === undefined ? undefined : integerOption('waitMs', options.waitMs, 0, 0, MAX_WAIT_MS);
     const until = options.until === undefined ? undefined : checkedPattern(options.until);
     const wait = waitMs === undefined ? undefined : { ms: waitMs, until, from: since };
-    return this.jobs.pinned(record, () => this.readReport(record, { tail, since, maxBytes }, wait));
+    return this.jobs.pinned(record, () => this.reads.report(record, { tail, since, maxBytes }, wait));
   }
 
   /** One report (without output) per job, oldest first. */
@@ -361,8 +268,7 @@ export class JobRuntime {
 
   /** Calls `listener` on every job event; returns the function that stops it. */
   onJobEvent(listener: (event: JobEvent) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.states.listen(listener);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -394,22 +300,6 @@ export class JobRuntime {
     record.timeoutTimer.unref();
   }
 
-  /** A call that did not produce a running job: says why, and holds nothing afterwards. */
-  private failRecord(record: JobRecord, error: unknown): void {
-    if (error instanceof SupervisorLostError) {
-      record.state = 'lost';
-      record.reason = `its supervisor died while the job was being started, so whether it ran is unknown; nothing of it was left running (${error.message})`;
-    } else {
-      record.state = 'failed';
-      record.reason = error instanceof Error ? error.message : String(error);
-    }
-    record.abort = null;
-    record.endedAt = Date.now();
-    record.cleanedUp = true;
-    record.lease?.release();
-    this.changes.notify();
-  }
-
   private async stop(record: JobRecord, signal: SignalName, graceMs: number): Promise<JobReport> {
     if (record.state === 'waiting') {
       // Not started: cancelling its wait is the whole stop (unless it was granted just now).
@@ -422,14 +312,14 @@ export class JobRuntime {
       const supervisor = this.supervisorOf(record);
       if (supervisor) {
         try {
-          this.applyFacts(record, await supervisor.request('kill', { params: { job: record.id, signal, graceMs } }));
+          this.states.apply(record, await supervisor.request('kill', { params: { job: record.id, signal, graceMs } }));
         } catch (error) {
           if (!(error instanceof SupervisorLostError)) throw error;
           await this.keeper.settled();
         }
       }
     }
-    return this.readReport(record, TAIL_READ);
+    return this.reads.report(record, TAIL_READ);
   }
 
   /** The settle window: a job that dies at once is reported dead, with its output. */
@@ -439,74 +329,6 @@ export class JobRuntime {
     // Exited within the window: give its output a moment to be drained (bounded: leftovers
     // being cleaned up must not hold the answer).
     if (ended) await this.changes.until(() => record.cleanedUp, DRAIN_MS);
-  }
-
-  /**
-   * The job's report with a read of its output, after an optional wait. The supervisor answers
-   * the wait and the read in one round trip (it sees the output first); only a job it does not
-   * run yet (still waiting for its locks, or being spawned) is waited for here first.
-   */
-  private async readReport(record: JobRecord, read: OutputReadRequest, wait?: { ms: number; until: PatternSpec | undefined; from: number | undefined }): Promise<JobReport> {
-    const started = Date.now();
-    const outcome = (kind: WaitOutcome['kind'], line?: string): WaitOutcome => ({
-      kind,
-      waitedMs: Date.now() - started,
-      ...(line === undefined ? {} : { line }),
-      ...(wait?.until ? { pattern: wait.until.source } : {}),
-    });
-    let waited: WaitOutcome | undefined;
-    let remoteWait: ReadWait | undefined;
-    if (wait) {
-      // Without a pattern a job not yet running is waited for here until it runs (or ends); with
-      // one, only output can match, and a job not in the supervisor has none.
-      if (!wait.until && (record.state === 'waiting' || record.state === 'starting')) {
-        await this.changes.until(() => record.state !== 'waiting' && record.state !== 'starting', wait.ms);
-      }
-      const left = Math.max(0, wait.ms - (Date.now() - started));
-      if (!this.supervisorOf(record) || record.state === 'failed' || (!wait.until && record.state === 'waiting')) {
-        waited = outcome(hasEnded(record) ? 'ended' : 'timed-out');
-      } else {
-        remoteWait = {
-          ms: left,
-          ...(wait.until ? { until: wait.until } : {}),
-          ...(wait.from === undefined ? {} : { from: wait.from }),
-        };
-      }
-    }
-    const reply = await this.readOutput(record, read, remoteWait);
-    if (remoteWait) {
-      waited = reply?.waited ? { ...outcome(reply.waited.kind, reply.waited.line) } : outcome(hasEnded(record) ? 'ended' : 'timed-out');
-    }
-    return buildReport(record, reply?.output ?? null, {
-      maxJobs: this.options.maxJobs,
-      ...(read.since === undefined ? {} : { since: read.since }),
-      ...(waited ? { waited } : {}),
-    });
-  }
-
-  private async readOutput(
-    record: JobRecord,
-    read: OutputReadRequest,
-    wait: ReadWait | undefined,
-  ): Promise<{ output: OutputRead; waited?: { kind: WaitOutcome['kind']; line?: string } } | null> {
-    const supervisor = this.supervisorOf(record);
-    if (!supervisor || record.state === 'failed') return null;
-    try {
-      const reply = await supervisor.request('read', {
-        params: {
-          job: record.id,
-          tail: read.tail,
-          ...(read.since === undefined ? {} : { since: read.since }),
-          maxBytes: read.maxBytes,
-          ...(wait ? { wait } : {}),
-        },
-      });
-      this.applyFacts(record, reply.facts);
-      return reply;
-    } catch (error) {
-      if (error instanceof HephError && (error.code === 'ERR_SUPERVISOR_LOST' || error.code === 'ERR_JOB_NOT_FOUND')) return null;
-      throw error;
-    }
   }
 
   private report(record: JobRecord, output: OutputRead | null): JobReport {
@@ -531,48 +353,12 @@ export class JobRuntime {
     const record = this.jobs.get(event.job);
     if (!record) return;
     if (event.event === 'exited') {
-      this.applyExit(record, event.code, event.signal, event.at);
+      this.states.exited(record, event.code, event.signal, event.at);
     } else {
-      this.markCleanedUp(record);
+      this.states.cleanedUp(record);
       this.jobs.evictFinished();
     }
     this.changes.notify();
-  }
-
-  private applyExit(record: JobRecord, code: number | null, signal: string | null, at: number): void {
-    if (record.endedAt !== null) return;
-    record.state = signal ? 'killed' : 'exited';
-    record.exitCode = code;
-    record.signal = signal;
-    record.endedAt = at;
-    this.emit({ type: 'exited', job: record.id });
-  }
-
-  /** Every process of the job is gone: only now are its resources released (SPEC 6). */
-  private markCleanedUp(record: JobRecord): void {
-    if (record.cleanedUp) return;
-    record.cleanedUp = true;
-    if (record.timeoutTimer) clearTimeout(record.timeoutTimer);
-    record.timeoutTimer = null;
-    record.lease?.release();
-    this.emit({ type: 'cleaned-up', job: record.id });
-  }
-
-  private applyFacts(record: JobRecord, facts: JobFacts): void {
-    record.stats = facts.stats ?? null;
-    if (facts.exit) this.applyExit(record, facts.exit.code, facts.exit.signal, facts.exit.at);
-    if (facts.cleanedUp) this.markCleanedUp(record);
-    this.changes.notify();
-  }
-
-  private emit(event: JobEvent): void {
-    for (const listener of [...this.listeners]) {
-      try {
-        listener(event);
-      } catch {
-        // A host's listener must not break the runtime.
-      }
-    }
   }
 
   /**
@@ -582,13 +368,7 @@ export class JobRuntime {
   private onLost(dead: SupervisorClient, error: SupervisorLostError): void {
     const now = Date.now();
     const orphaned = this.jobs.all().filter((record) => record.supervisorPid === dead.pid && !record.cleanedUp && record.state !== 'waiting');
-    for (const record of orphaned) {
-      if (!isRunning(record)) continue;
-      record.state = 'lost';
-      record.reason = `its supervisor died (${error.message})`;
-      record.endedAt = now;
-      this.emit({ type: 'lost', job: record.id });
-    }
+    for (const record of orphaned) this.states.lost(record, error, now);
     // A leader already reaped gives its pid (and so its process group id) back: only the groups of
     // leaders still running are ours to signal.
     const leftovers: LostJob[] = orphaned.map((record) => {
@@ -600,7 +380,7 @@ export class JobRuntime {
         .cleanupAfter(dead, leftovers, this.closed)
         .catch(() => undefined)
         .then(() => {
-          for (const record of orphaned) this.markCleanedUp(record);
+          for (const record of orphaned) this.states.cleanedUp(record);
           this.changes.notify();
         }),
     );

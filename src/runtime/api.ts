@@ -1,0 +1,74 @@
+/**
+ * The shapes of the JobRuntime's public calls: what a host passes in (each option's default in its
+ * comment) and what it gets back besides reports.
+ */
+import type { ResourceSpec } from '../locks/index.js';
+import type { Containment, SignalName } from '../protocol/messages.js';
+
+export interface BackgroundInput {
+  command: string;
+  /** Default: the runtime's cwd. */
+  cwd?: string;
+  /** Default: the runtime's env. */
+  env?: NodeJS.ProcessEnv;
+  /** Keep a pipe to the job's stdin. Default: false (stdin is /dev/null). */
+  stdin?: boolean;
+  /** One interleaved stream for stdout and stderr. Default: false. */
+  merge?: boolean;
+  /** Resources the job holds from before it spawns until its cleanup is complete. Default: none. */
+  locks?: readonly ResourceSpec[];
+  /** The ref (branch/worktree name) the call belongs to, for messages. */
+  ref?: string;
+  /** Cancels the wait for locks. */
+  signal?: AbortSignal;
+  /** Milliseconds to wait for locks before giving up. Default: no limit. */
+  lockTimeoutMs?: number;
+  /** Stop the job (as kill does) after this many milliseconds. Default: no limit. */
+  timeoutMs?: number;
+  /** Instead of the settle window, wait up to this many ms for the job to end or to print a line
+   * matching `until` (a dev server's ready line). Default: the settle window. */
+  waitMs?: number;
+  /** A regular expression (or its source) that ends the wait when a new output line matches. It is
+   * run by RE2 (linear time): backreferences and lookaround are refused. */
+  until?: RegExp | string;
+}
+
+export interface StatusOptions {
+  /** How many of the last lines to show. Default: 50. */
+  lines?: number;
+  /** Lines after this sequence number (a cursor read). */
+  since?: number;
+  /** Bound on the bytes of output returned, at most `settings.maxReadBytes` (about 15.5 MiB with
+   * the default limits: every reply must fit in one frame of the channel). Default: 65536. */
+  maxBytes?: number;
+  /** Wait up to this many ms for the job to end (or, with `until`, for a new matching line) first. */
+  waitMs?: number;
+  /** A regular expression (or its source): with `waitMs`, return as soon as a new line matches. It
+   * is run by RE2 (linear time): backreferences and lookaround are refused. */
+  until?: RegExp | string;
+}
+
+export interface KillOptions {
+  /** Default: TERM (grace, then KILL). */
+  signal?: SignalName;
+  /** Milliseconds between TERM and KILL. Default: the runtime's killGraceMs. */
+  graceMs?: number;
+}
+
+/** A job's lifecycle as it happens: the leader ended, the job was lost, or cleanup finished. */
+export interface JobEvent {
+  type: 'exited' | 'lost' | 'cleaned-up';
+  job: number;
+}
+
+export interface Capabilities {
+  containment: Containment;
+  subreaper: boolean;
+  supervisorPid: number;
+  signals: SignalName[];
+  maxJobs: number;
+  /** What this environment cannot guarantee, in plain words (empty when nothing is known). */
+  limitations: string[];
+  /** `maxReadBytes`: the largest `maxBytes` a status may ask for. */
+  limits: { outputLines: number; lineBytes: number; outputBytes: number; maxCommandBytes: number; maxReadBytes: number };
+}

@@ -1,0 +1,85 @@
+/**
+ * How a job's record changes as facts arrive: the leader's exit, the end of its cleanup (the only
+ * moment its resources are released, SPEC 6), a failed start, the loss of its supervisor. Every
+ * change is told to the host's listeners (as a JobEvent) and to whoever waits on `changes`.
+ */
+import { SupervisorLostError } from '../protocol/errors.js';
+import type { JobFacts } from '../protocol/messages.js';
+import type { JobEvent } from './api.js';
+import type { Changes } from './changes.js';
+import { isRunning, type JobRecord } from './job-record.js';
+
+export class JobStates {
+  private readonly listeners = new Set<(event: JobEvent) => void>();
+
+  constructor(private readonly changes: Changes) {}
+
+  /** Calls `listener` on every job event; returns the function that stops it. */
+  listen(listener: (event: JobEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** The leader ended (the job's state follows it); told once. */
+  exited(record: JobRecord, code: number | null, signal: string | null, at: number): void {
+    if (record.endedAt !== null) return;
+    record.state = signal ? 'killed' : 'exited';
+    record.exitCode = code;
+    record.signal = signal;
+    record.endedAt = at;
+    this.emit({ type: 'exited', job: record.id });
+  }
+
+  /** Every process of the job is gone: only now are its resources released (SPEC 6). */
+  cleanedUp(record: JobRecord): void {
+    if (record.cleanedUp) return;
+    record.cleanedUp = true;
+    if (record.timeoutTimer) clearTimeout(record.timeoutTimer);
+    record.timeoutTimer = null;
+    record.lease?.release();
+    this.emit({ type: 'cleaned-up', job: record.id });
+  }
+
+  /** What the supervisor says of the job now (with a reply to a read, a kill, a write). */
+  apply(record: JobRecord, facts: JobFacts): void {
+    record.stats = facts.stats ?? null;
+    if (facts.exit) this.exited(record, facts.exit.code, facts.exit.signal, facts.exit.at);
+    if (facts.cleanedUp) this.cleanedUp(record);
+    this.changes.notify();
+  }
+
+  /** A call that did not produce a running job: says why, and holds nothing afterwards. */
+  failed(record: JobRecord, error: unknown): void {
+    if (error instanceof SupervisorLostError) {
+      record.state = 'lost';
+      record.reason = `its supervisor died while the job was being started, so whether it ran is unknown; nothing of it was left running (${error.message})`;
+    } else {
+      record.state = 'failed';
+      record.reason = error instanceof Error ? error.message : String(error);
+    }
+    record.abort = null;
+    record.endedAt = Date.now();
+    record.cleanedUp = true;
+    record.lease?.release();
+    this.changes.notify();
+  }
+
+  /** Its supervisor died while it ran: the job is lost (what is left of it is stopped elsewhere). */
+  lost(record: JobRecord, error: SupervisorLostError, at: number): void {
+    if (!isRunning(record)) return;
+    record.state = 'lost';
+    record.reason = `its supervisor died (${error.message})`;
+    record.endedAt = at;
+    this.emit({ type: 'lost', job: record.id });
+  }
+
+  private emit(event: JobEvent): void {
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(event);
+      } catch {
+        // A host's listener must not break the runtime.
+      }
+    }
+  }
+}
