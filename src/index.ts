@@ -6,10 +6,17 @@ export { buildListReport, formatElapsed } from './reports/report.js';
 export type { JobReport, JobListReport, ReportState } from './reports/report.js';
 export { createTools } from './tools/index.js';
 export type {
+  AnthropicToolDefinition,
   ApprovalAnswer,
   ApprovalRequest,
   Approver,
   BackgroundToolInput,
+  FlavorDefinitions,
+  FlavorSchema,
+  GeminiFunctionDeclaration,
+  McpToolDefinition,
+  OpenAIToolDefinition,
+  SchemaFlavor,
   CreateToolsOptions,
   JobKillToolInput,
   JobStatusToolInput,

@@ -372,6 +372,8 @@ export const toolsConfig = {
   badCwd: (name: string, value: unknown) => `${name}.cwd must be a string (a directory); received ${typeof value}`,
   badEnv: (name: string, value: unknown) => `${name}.env must be an object of strings; received ${typeof value}`,
   badRef: (name: string, value: unknown) => `${name}.ref must be a string; received ${typeof value}`,
+  badFlavor: (value: unknown, flavors: readonly string[]) =>
+    `tools.definitions flavor must be one of ${flavors.map((flavor) => JSON.stringify(flavor)).join(', ')}; received ${describeValue(value, 'spoken')}`,
 };
 
 // ---- errors --------------------------------------------------------------------------------

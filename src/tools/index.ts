@@ -39,7 +39,9 @@ import {
   type JobRestartToolInput,
   type JobKillToolInput,
   type JobStatusToolInput,
+  type ToolSchema,
 } from './schema.js';
+import { definitionsFor, type FlavorDefinitions, type SchemaFlavor } from './flavors.js';
 import { validate, type JsonSchema } from './validate.js';
 import { approvalGate, type Approver } from './approval.js';
 import { checkContext, contextResolver, unlessAborted, type ToolContext } from './context.js';
@@ -51,7 +53,10 @@ export interface ToolDefinition {
   level: 0 | 2;
   /** Written for a model. */
   description: string;
-  /** JSON Schema of the input (`additionalProperties: false`). */
+  /**
+   * JSON Schema of the input (`additionalProperties: false`): the core every API accepts, no
+   * bounds or examples (the tools check those themselves). Per API: `Tools.definitions`.
+   */
   inputSchema: object;
   /** The exact permission pattern of this call; null for a level-0 tool or an input that names nothing. */
   pattern(input: unknown): string | null;
@@ -80,6 +85,13 @@ export interface Tools {
   job_restart: ToolDefinition;
   /** Every tool, in that order. */
   all: ToolDefinition[];
+  /**
+   * Every tool in the shape `flavor`'s API takes (src/tools/flavors.ts): `anthropic` (`input_schema`),
+   * `openai` and `openai-strict` (`{type: "function", function}`; strict: every field required,
+   * optional ones nullable; a null is read as the field left out), `gemini` (function declarations,
+   * its OpenAPI subset) or `mcp` (`inputSchema`).
+   */
+  definitions<F extends SchemaFlavor>(options: { flavor: F }): FlavorDefinitions[F][];
   /**
    * `/job-kill ID`: the user's cancellation. No approval, no rules, never waits for a lock. Accepts
    * the id as a number or as the text after `/job-kill`. Resolves with the final report (or why not).
@@ -177,15 +189,15 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
     description: bg.description,
     inputSchema: bg.inputSchema,
     pattern(input) {
-      const checked = validate<BackgroundToolInput>(bg.inputSchema, input);
+      const checked = validate<BackgroundToolInput>(bg.check, input);
       return checked.ok ? say.permissionPattern('background', checked.value.command) : null;
     },
     async call(input, callContext) {
-      const checked = validate<BackgroundToolInput>(bg.inputSchema, input);
-      if (!checked.ok) return refusal(say.badInput('background', checked.problem, bg.inputSchema));
+      const checked = validate<BackgroundToolInput>(bg.check, input);
+      if (!checked.ok) return refusal(say.badInput('background', checked.problem, bg.check));
       const { command, locks: asked, stdin, merge, timeout, wait, until } = checked.value;
       const badPattern = until === undefined ? null : patternProblem(until);
-      if (badPattern !== null) return refusal(say.badInput('background', badPattern, bg.inputSchema));
+      if (badPattern !== null) return refusal(say.badInput('background', badPattern, bg.check));
       const problem = commandProblem(command);
       if (problem !== null) return refusal(say.refusedInput('background', problem));
       const context = resolve(callContext);
@@ -232,11 +244,11 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
       return null;
     },
     async call(input, callContext) {
-      const checked = validate<JobStatusToolInput>(st.inputSchema, input ?? {});
-      if (!checked.ok) return refusal(say.badInput('job_status', checked.problem, st.inputSchema));
+      const checked = validate<JobStatusToolInput>(st.check, input ?? {});
+      if (!checked.ok) return refusal(say.badInput('job_status', checked.problem, st.check));
       const { id, lines, since, max_bytes: maxBytes, wait, until } = checked.value;
       const badPattern = until === undefined ? null : patternProblem(until);
-      if (badPattern !== null) return refusal(say.badInput('job_status', badPattern, st.inputSchema));
+      if (badPattern !== null) return refusal(say.badInput('job_status', badPattern, st.check));
       if (id === undefined && (lines !== undefined || since !== undefined || maxBytes !== undefined || wait !== undefined || until !== undefined)) {
         return refusal(say.linesWithoutId());
       }
@@ -277,7 +289,7 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
    */
   function targetedTool<I extends { id: number }>(
     name: string,
-    schema: { description: string; inputSchema: JsonSchema },
+    schema: ToolSchema,
     action: (input: I) => Promise<ToolResult>,
     askWhenEnded: boolean,
     subject: (target: JobReport, input: I) => string = (target) => target.command,
@@ -288,14 +300,14 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
       description: schema.description,
       inputSchema: schema.inputSchema,
       pattern(input) {
-        const checked = validate<I>(schema.inputSchema, input);
+        const checked = validate<I>(schema.check, input);
         if (!checked.ok) return null;
         const target = findJob(checked.value.id);
         return target ? say.permissionPattern(name, subject(target, checked.value)) : null;
       },
       async call(input, callContext) {
-        const checked = validate<I>(schema.inputSchema, input);
-        if (!checked.ok) return refusal(say.badInput(name, checked.problem, schema.inputSchema));
+        const checked = validate<I>(schema.check, input);
+        if (!checked.ok) return refusal(say.badInput(name, checked.problem, schema.check));
         const { id } = checked.value;
         const context = resolve(callContext);
         try {
@@ -368,6 +380,7 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
     job_input,
     job_restart,
     all: [background, job_status, job_kill, job_input, job_restart],
+    definitions: ({ flavor }) => definitionsFor(flavor, [background, job_status, job_kill, job_input, job_restart]),
     userKillCall,
     async userKill(raw) {
       return (await userKillCall(raw)).text;
@@ -393,3 +406,12 @@ function seconds(value: number): number {
 export type { JsonSchema, ToolContext, ToolResult };
 export type { ApprovalAnswer, ApprovalRequest, Approver } from './approval.js';
 export type { BackgroundToolInput, JobKillToolInput, JobStatusToolInput } from './schema.js';
+export type {
+  AnthropicToolDefinition,
+  FlavorDefinitions,
+  FlavorSchema,
+  GeminiFunctionDeclaration,
+  McpToolDefinition,
+  OpenAIToolDefinition,
+  SchemaFlavor,
+} from './flavors.js';

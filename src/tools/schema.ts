@@ -1,6 +1,11 @@
 /**
  * The tools' input schemas and descriptions, as the model sees them: all in this one file.
  *
+ * Each tool has two schemas from one source: `check`, what the validator enforces (bounds, and
+ * `examples` for the bad-input answers), and `inputSchema`, what a model is shown: the common core
+ * of JSON Schema every API accepts (src/tools/flavors.ts), with the bounds a model should know said
+ * in the descriptions. Descriptions say only what changes a call: they are sent with every request.
+ *
  * To give `background` another option (`stdin`, `merge`, `wait`, `until`, `timeout`, ...), add its
  * property to `backgroundProperties` below and its field to `BackgroundToolInput`. Every validated
  * field other than `command` and `locks` is passed as it is to `JobRuntime.background`, so the
@@ -9,6 +14,7 @@
 import { MAX_RESOURCE_LENGTH } from '../locks/index.js';
 import { MAX_COMMAND_BYTES } from '../runtime/options.js';
 import { MAX_PATTERN_CHARS } from '../protocol/pattern.js';
+import { coreSchema } from './flavors.js';
 import type { JsonSchema } from './validate.js';
 
 export interface BackgroundToolInput {
@@ -61,14 +67,13 @@ function waitProperties(what: string): Record<string, JsonSchema> {
       type: 'number',
       minimum: 0,
       maximum: MAX_WAIT_SECONDS,
-      description: `Seconds to wait ${what} before answering: the answer comes as soon as the job ends (or, with "until", a new output line matches), else after this long. Saves polling. At most ${MAX_WAIT_SECONDS}.`,
+      description: `Seconds to wait${what} before answering (at most ${MAX_WAIT_SECONDS}); ends early when the job ends or "until" matches.`,
     },
     until: {
       type: 'string',
       minLength: 1,
       maxLength: MAX_PATTERN_CHARS,
-      description:
-        'A regular expression in RE2 syntax (as JavaScript\'s, without backreferences or lookaround); with "wait", answer as soon as an output line matches it (e.g. "ready|listening on").',
+      description: 'With wait: answer when an output line matches this RE2 regex, e.g. "ready|listening".',
     },
   };
 }
@@ -77,6 +82,19 @@ function waitProperties(what: string): Record<string, JsonSchema> {
 export interface SchemaLimits {
   maxJobs: number;
   outputLines: number;
+}
+
+/** A tool's description, the schema a model is shown, and the schema its input is checked against. */
+export interface ToolSchema {
+  description: string;
+  /** The core of `check` (src/tools/flavors.ts): what every API accepts. */
+  inputSchema: JsonSchema;
+  /** What the validator enforces, with `examples` for the bad-input answers. */
+  check: JsonSchema;
+}
+
+function toolSchema(description: string, check: JsonSchema): ToolSchema {
+  return { description, inputSchema: coreSchema(check), check };
 }
 
 /** Resources one call may add; the lock table has no limit, a model's request needs one. */
@@ -98,153 +116,118 @@ function backgroundProperties(): Record<string, JsonSchema> {
       type: 'string',
       minLength: 1,
       maxLength: MAX_COMMAND_BYTES,
-      description: 'The shell command line to run, exactly as you would type it, e.g. "npm run dev".',
+      description: 'Shell command line, e.g. "npm run dev".',
     },
     locks: {
       type: 'array',
       maxItems: MAX_CALL_LOCKS,
       items: { type: 'string', minLength: 1, maxLength: MAX_RESOURCE_LENGTH },
-      description:
-        'Resources the job needs to itself while it runs, as "kind:value" strings, e.g. ["port:5173"] or ' +
-        '["path:/repo/node_modules"]. The job waits until it can hold them all and keeps them until it has ' +
-        'ended; other commands that need them wait meanwhile. Default: none.',
+      description: 'Resources the job holds while it runs, e.g. ["port:5173"]; it waits until it can hold them all.',
     },
-    stdin: {
-      type: 'boolean',
-      description: 'Keep a pipe to the job\'s stdin so job_input can write to it. Default: false (stdin is /dev/null).',
-    },
-    merge: {
-      type: 'boolean',
-      description: 'Read stdout and stderr as one interleaved stream (lines marked "> "). Default: false (stderr lines marked "! ").',
-    },
+    stdin: { type: 'boolean', description: 'Keep stdin open for job_input.' },
+    merge: { type: 'boolean', description: 'stdout and stderr as one stream, in order.' },
     timeout: {
       type: 'number',
       exclusiveMinimum: 0,
       maximum: MAX_TIMEOUT_SECONDS,
-      description: 'Stop the job (as job_kill does) after this many seconds. Default: no limit.',
+      description: 'Stop the job after this many seconds.',
     },
-    ...waitProperties('for the job instead of the usual short moment (e.g. for a dev server\'s ready line)'),
+    ...waitProperties(''),
   };
 }
 
-export function backgroundSchema(limits: SchemaLimits): { description: string; inputSchema: JsonSchema } {
-  return {
-    description:
-      'Start a shell command that keeps running (a dev server, a file watcher, a long build) and get a job ' +
-      'number back at once. The command runs through /bin/sh -c in the current worktree with the same ' +
-      'environment as a shell command. The answer comes after a short moment and is the job report: ' +
-      '`job <id> <state> <elapsed> <command>`, the output so far (`> ` stdout, `! ` stderr), and what to do ' +
-      'next; a command that dies at once (command not found, a bad flag) is reported as exited with its ' +
-      `output. Output is kept in memory (the last ${limits.outputLines} lines) and never streams into the ` +
-      'conversation: read it with job_status. Stop the job and everything it started with job_kill. ' +
-      `At most ${limits.maxJobs} jobs run at once. For a command that finishes by itself and whose result ` +
-      'you need now (tests, a build), use the ordinary shell tool instead.',
-    inputSchema: {
+export function backgroundSchema(limits: SchemaLimits): ToolSchema {
+  return toolSchema(
+    'Start a long-running shell command (dev server, watcher, long build) as a job; answers with its job ' +
+      'number and first output. Read it with job_status, stop it with job_kill. ' +
+      `At most ${limits.maxJobs} jobs run at once. For a command whose result you need now (tests, a build), use the shell tool.`,
+    {
       type: 'object',
       properties: backgroundProperties(),
       required: ['command'],
       additionalProperties: false,
       examples: [{ command: 'npm run dev' }, { command: 'npm run dev', locks: ['port:5173'] }],
     },
-  };
+  );
 }
 
-export function jobStatusSchema(limits: SchemaLimits): { description: string; inputSchema: JsonSchema } {
-  return {
-    description:
-      'Read a background job: with an id, its state and the last lines of its output (50 unless you ask ' +
-      `for more with "lines"; at most the last ${limits.outputLines} are kept); without an id, one line per ` +
-      `job and how many of ${limits.maxJobs} are running. Only reads: it never stops or changes a job, and ` +
-      'reading does not consume output. Finished jobs stay readable.',
-    inputSchema: {
+export function jobStatusSchema(limits: SchemaLimits): ToolSchema {
+  return toolSchema(
+    `A job's state and last output lines (of which the last ${limits.outputLines} are kept); without id, ` +
+      'every job. Only reads.',
+    {
       type: 'object',
       properties: {
-        id: jobId('The job number that background returned. Leave it out to list every job.'),
+        id: jobId('Job number; leave out to list jobs.'),
         lines: {
           type: 'integer',
           minimum: 0,
           maximum: MAX_LINES,
-          description: `How many of the last output lines to show. Default: ${DEFAULT_LINES}. Needs "id".`,
+          description: `How many last lines to show. Default ${DEFAULT_LINES}.`,
         },
         since: {
           type: 'integer',
           minimum: -1,
           maximum: MAX_JOB_ID,
-          description: 'Read on from a cursor: only lines after this line number ("next" of the previous read; -1 from the start). The report says how many lines were dropped in between. Needs "id".',
+          description: 'Only lines after this line number (a read\'s "next"; -1: from the start).',
         },
         max_bytes: {
           type: 'integer',
           minimum: 1,
           maximum: MAX_READ_BYTES,
-          description: `Bound on the output text this read returns, in bytes. Default and maximum: ${MAX_READ_BYTES}. Needs "id".`,
+          description: `Bound on the text returned, at most ${MAX_READ_BYTES}.`,
         },
-        ...waitProperties('(needs "id")'),
+        ...waitProperties(' for the job'),
       },
       additionalProperties: false,
       examples: [{}, { id: 0 }, { id: 0, lines: 500 }],
     },
-  };
+  );
 }
 
-export function jobKillSchema(): { description: string; inputSchema: JsonSchema } {
-  return {
-    description:
-      'Stop a background job and every process it started (its children, and theirs, even those that ' +
-      'detached): SIGTERM, a short grace period, then SIGKILL. Returns the final report with the last ' +
-      'output; the output stays readable with job_status afterwards.',
-    inputSchema: {
-      type: 'object',
-      properties: {
-        id: jobId('The job number that background returned.'),
-        signal: {
-          type: 'string',
-          enum: ['INT', 'TERM', 'KILL'],
-          description: 'TERM (default): SIGTERM to every process, a grace period, then SIGKILL. INT: SIGINT only (like Ctrl-C), no escalation; check with job_status. KILL: SIGKILL at once.',
-        },
-        grace: {
-          type: 'number',
-          minimum: 0,
-          maximum: 600,
-          description: 'Seconds between SIGTERM and SIGKILL (with TERM), or how long to wait for the job to end (with INT). Default: 2.',
-        },
+export function jobKillSchema(): ToolSchema {
+  return toolSchema('Stop a job and every process it started. Returns its final report.', {
+    type: 'object',
+    properties: {
+      id: jobId('Job number.'),
+      signal: {
+        type: 'string',
+        enum: ['INT', 'TERM', 'KILL'],
+        description: 'TERM (default): SIGTERM, grace, SIGKILL. INT: SIGINT only, like Ctrl-C. KILL: at once.',
       },
-      required: ['id'],
-      additionalProperties: false,
-      examples: [{ id: 0 }, { id: 0, signal: 'INT' }],
-    },
-  };
-}
-
-export function jobInputSchema(): { description: string; inputSchema: JsonSchema } {
-  return {
-    description:
-      'Write text to the stdin of a job started with "stdin": true (include "\\n" to end a line), and/or close its stdin ' +
-      '(a tool that reads to end of input then finishes). Returns the job report.',
-    inputSchema: {
-      type: 'object',
-      properties: {
-        id: jobId('The job number that background returned.'),
-        text: { type: 'string', maxLength: MAX_INPUT_BYTES, description: 'Text to write, exactly as given.' },
-        close: { type: 'boolean', description: 'Close the job\'s stdin after writing. Default: false.' },
+      grace: {
+        type: 'number',
+        minimum: 0,
+        maximum: 600,
+        description: 'Seconds before SIGKILL (with INT: to wait for the end). Default 2.',
       },
-      required: ['id'],
-      additionalProperties: false,
-      examples: [{ id: 0, text: 'yes\n' }, { id: 0, close: true }],
     },
-  };
+    required: ['id'],
+    additionalProperties: false,
+    examples: [{ id: 0 }, { id: 0, signal: 'INT' }],
+  });
 }
 
-export function jobRestartSchema(): { description: string; inputSchema: JsonSchema } {
-  return {
-    description:
-      'Stop a job (as job_kill does) and start its command again with the same options, as a new job number. ' +
-      'Returns the new job\'s report.',
-    inputSchema: {
-      type: 'object',
-      properties: { id: jobId('The job number to restart.') },
-      required: ['id'],
-      additionalProperties: false,
-      examples: [{ id: 0 }],
+export function jobInputSchema(): ToolSchema {
+  return toolSchema('Write to the stdin of a job started with "stdin": true, and/or close it.', {
+    type: 'object',
+    properties: {
+      id: jobId('Job number.'),
+      text: { type: 'string', maxLength: MAX_INPUT_BYTES, description: 'Text to write as given; end a line with "\\n".' },
+      close: { type: 'boolean', description: 'Close stdin after writing.' },
     },
-  };
+    required: ['id'],
+    additionalProperties: false,
+    examples: [{ id: 0, text: 'yes\n' }, { id: 0, close: true }],
+  });
+}
+
+export function jobRestartSchema(): ToolSchema {
+  return toolSchema('Stop a job and start its command again with the same options, as a new job.', {
+    type: 'object',
+    properties: { id: jobId('Job number.') },
+    required: ['id'],
+    additionalProperties: false,
+    examples: [{ id: 0 }],
+  });
 }

@@ -31,8 +31,19 @@ export type Validation<T> = { ok: true; value: T } | { ok: false; problem: strin
 
 /** Checks `value` against `schema`; the first problem found, as a sentence fragment. */
 export function validate<T>(schema: JsonSchema, value: unknown): Validation<T> {
-  const problem = check(schema, value, '');
-  return problem === null ? { ok: true, value: value as T } : { ok: false, problem };
+  const input = withoutNulls(value);
+  const problem = check(schema, input, '');
+  return problem === null ? { ok: true, value: input as T } : { ok: false, problem };
+}
+
+/**
+ * A field sent as null is a field left out. OpenAI's strict mode lists every property in
+ * `required` and makes the optional ones nullable (src/tools/flavors.ts), so a model in that mode
+ * sends `"lines": null` for "no lines given"; this is the one place that reads it so.
+ */
+function withoutNulls(value: unknown): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  return Object.fromEntries(Object.entries(value).filter(([, field]) => field !== null));
 }
 
 function check(schema: JsonSchema, value: unknown, path: string): string | null {

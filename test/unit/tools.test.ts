@@ -22,6 +22,9 @@ import { LockTable, LockTimeoutError, normalizeResources, type NormalizedResourc
 import { normalizeOptions } from '../../src/runtime/options.js';
 import { validate } from '../../src/tools/validate.js';
 import { describeAccepted } from '../../src/wording.js';
+import { backgroundSchema, jobStatusSchema } from '../../src/tools/schema.js';
+
+const limits = { maxJobs: 8, outputLines: normalizeOptions({}).outputLines };
 
 interface FakeJob {
   id: number;
@@ -98,13 +101,15 @@ describe('schemas', () => {
     const tools = createTools(runtime);
     for (const tool of tools.all) {
       expect(tool.inputSchema).toMatchObject({ type: 'object', additionalProperties: false });
-      expect(tool.description.length).toBeGreaterThan(100);
+      // Short (every request carries them: test/unit/tool-flavors.test.ts measures them), not empty.
+      expect(tool.description).toMatch(/^[A-Z].{40,}\.$/);
       expect(JSON.parse(JSON.stringify(tool.inputSchema))).toEqual(tool.inputSchema);
     }
     expect(tools.background.inputSchema).toMatchObject({ required: ['command'] });
     expect(tools.job_kill.inputSchema).toMatchObject({ required: ['id'] });
     expect(tools.background.description).toContain('At most 8 jobs run at once');
-    expect(describeAccepted(tools.job_status.inputSchema)).toBe(
+    // The bounds are the validator's (the schema a model is shown has none: tool-flavors.test.ts).
+    expect(describeAccepted(jobStatusSchema(limits).check)).toBe(
       '{"id"?: whole number from 0 to 9007199254740991, "lines"?: whole number from 0 to 1000000, ' +
         '"since"?: whole number from -1 to 9007199254740991, "max_bytes"?: whole number from 1 to 65536, ' +
         '"wait"?: number from 0 to 600, "until"?: string of 1 to 1000 characters}',
@@ -122,7 +127,7 @@ describe('schemas', () => {
 });
 
 describe('validate', () => {
-  const schema = createTools(fakeRuntime().runtime).background.inputSchema;
+  const schema = backgroundSchema(limits).check;
   it.each([
     [undefined, 'the input must be a JSON object; received nothing'],
     [[], 'the input must be a JSON object; received an array of 0'],
@@ -151,7 +156,6 @@ describe('tool errors are answers', () => {
     ['job_status', { id: 1.5 }, /id must be a whole number .*received the number 1\.5\./],
     ['job_status', { id: 1e300 }, /id must be a whole number from 0 to 9007199254740991; received the number 1e\+300\./],
     ['job_status', { id: '0' }, /id must be a whole number .*received the string "0"\./],
-    ['job_status', { id: null }, /id must be a whole number .*received null\./],
     ['job_status', { id: 0, lines: -5 }, /lines must be a whole number from 0 to 1000000; received the number -5\./],
     ['job_status', { id: 0, lines: 10, follow: true }, /unknown field "follow" \(the accepted fields are "id", "lines", "since", "max_bytes", "wait", "until"\)/],
     ['job_status', { id: 0, until: '(' }, /^job_status: bad input: until is not a regular expression RE2 can compile \(missing closing \): .*\); wait patterns are matched by RE2.*\. Accepted input: .* Nothing was run\.$/],
@@ -354,5 +358,27 @@ describe('call: the answer as data', () => {
     expect(denied).toMatchObject({ isError: true, text: expect.stringMatching(/^The user denied background\(make\)/) });
     expect(await tools.userKillCall('0')).toMatchObject({ isError: false, text: 'user killed job 0', job: { id: 0 } });
     expect(await tools.userKillCall('zero')).toMatchObject({ isError: true, text: expect.stringMatching(/^\/job-kill: "zero" is not a job number/) });
+  });
+});
+
+describe('a call in strict form (OpenAI strict: every field sent, null for one left out)', () => {
+  it('runs: null is read as the field left out, in every tool', async () => {
+    const { runtime, calls } = fakeRuntime([{ id: 0, command: 'npm run dev', state: 'running' }]);
+    const tools = createTools(runtime, { approve: once });
+    const started = await tools.background.call({ command: 'npm run dev', locks: null, stdin: null, merge: null, timeout: null, wait: null, until: null });
+    expect(started).toMatchObject({ isError: false, text: 'started npm run dev' });
+    expect(calls.background).toHaveLength(1);
+    expect(Object.keys(calls.background[0]!).sort()).toEqual(['command', 'cwd', 'env']);
+    expect(await tools.job_status.run({ id: 0, lines: null, since: null, max_bytes: null, wait: null, until: null })).toBe('report of job 0');
+    expect(calls.status).toEqual([[0, {}]]);
+    expect(await tools.job_status.run({ id: null, lines: null, since: null, max_bytes: null, wait: null, until: null })).toBe(await tools.job_status.run({}));
+    expect(await tools.job_kill.run({ id: 0, signal: null, grace: null })).toBe('killed job 0');
+    expect(calls.kill).toEqual([0]);
+  });
+
+  it('a required field sent as null is missing, said as such', async () => {
+    const tools = createTools(fakeRuntime().runtime, { approve: once });
+    expect(await tools.job_kill.run({ id: null, signal: null, grace: null })).toMatch(/^job_kill: bad input: id is required and missing\./);
+    expect(await tools.background.run({ command: null })).toMatch(/^background: bad input: command is required and missing\./);
   });
 });
