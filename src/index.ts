@@ -6,17 +6,10 @@ export { buildListReport, formatElapsed } from './reports/report.js';
 export type { JobReport, JobListReport, ReportState } from './reports/report.js';
 export { createTools } from './tools/index.js';
 export type {
-  AnthropicToolDefinition,
   ApprovalAnswer,
   ApprovalRequest,
   Approver,
   BackgroundToolInput,
-  FlavorDefinitions,
-  FlavorSchema,
-  GeminiFunctionDeclaration,
-  McpToolDefinition,
-  OpenAIToolDefinition,
-  SchemaFlavor,
   CreateToolsOptions,
   JobKillToolInput,
   JobStatusToolInput,
@@ -26,6 +19,15 @@ export type {
   ToolRuntime,
   Tools,
 } from './tools/index.js';
+export type {
+  AnthropicToolDefinition,
+  FlavorDefinitions,
+  FlavorSchema,
+  GeminiFunctionDeclaration,
+  McpToolDefinition,
+  OpenAIToolDefinition,
+  SchemaFlavor,
+} from './tools/flavors.js';
 export type { JobState } from './runtime/job-record.js';
 export type { ContainmentChoice, ContainmentMode, Containment, SignalName, OutputLine, OutputRead as OutputSnapshot } from './protocol/messages.js';
 export {

@@ -406,12 +406,3 @@ function seconds(value: number): number {
 export type { JsonSchema, ToolContext, ToolResult };
 export type { ApprovalAnswer, ApprovalRequest, Approver } from './approval.js';
 export type { BackgroundToolInput, JobKillToolInput, JobStatusToolInput } from './schema.js';
-export type {
-  AnthropicToolDefinition,
-  FlavorDefinitions,
-  FlavorSchema,
-  GeminiFunctionDeclaration,
-  McpToolDefinition,
-  OpenAIToolDefinition,
-  SchemaFlavor,
-} from './flavors.js';
