@@ -73,15 +73,17 @@ export class ByteArena {
   }
 
   /**
-   * The `len` bytes stored at virtual position `position`: a view of the arena, or, for a piece
-   * that wraps around its end, a copy joining the two parts (only for this read).
+   * Where the `len` bytes stored at virtual position `position` lie, as [buffer, start]: in the
+   * arena itself when they do not wrap around its end (nothing is made: a read renders thousands
+   * of lines, and a Buffer view per line cost more than the rendering), else in a copy joining the
+   * two parts (only for this read), from 0.
    */
-  view(position: number, len: number): Buffer {
-    if (len === 0) return EMPTY;
+  span(position: number, len: number): [bytes: Buffer, start: number] {
+    if (len === 0) return [EMPTY, 0];
     const bytes = this.bytes;
     const p = position % bytes.length;
-    if (p + len <= bytes.length) return bytes.subarray(p, p + len);
-    return Buffer.concat([bytes.subarray(p), bytes.subarray(0, p + len - bytes.length)], len);
+    if (p + len <= bytes.length) return [bytes, p];
+    return [Buffer.concat([bytes.subarray(p), bytes.subarray(0, p + len - bytes.length)], len), 0];
   }
 
   /**

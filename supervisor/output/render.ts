@@ -40,9 +40,12 @@ export interface RenderOptions {
  */
 export function visibleRange(raw: Buffer, start: number, end: number): [start: number, end: number] {
   while (end > start && raw[end - 1] === CR) end--;
-  if (end > start) {
-    const r = raw.subarray(start, end).lastIndexOf(CR);
-    if (r >= 0) start += r + 1;
+  // A scan by index: a Buffer view per line to call lastIndexOf on costs more than the scan.
+  for (let i = end - 1; i >= start; i--) {
+    if (raw[i] === CR) {
+      start = i + 1;
+      break;
+    }
   }
   return [start, end];
 }

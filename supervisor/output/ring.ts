@@ -322,7 +322,8 @@ export class OutputRing {
     const index = this.index;
     const i = index.slot(seq);
     const len = index.length(i);
-    return outputLine(seq, index.stream(i), this.arena.view(index.offset(i), len), 0, len, index.cut(i));
+    const [raw, start] = this.arena.span(index.offset(i), len);
+    return outputLine(seq, index.stream(i), raw, start, start + len, index.cut(i));
   }
 
   /** Lines in progress, in the order they started, numbered with the seqs they are expected to get. */
