@@ -72,6 +72,8 @@ interface HeldLease {
   /** Marks this lease's line in shared records. */
   token: string;
   owner: LeaseOwner;
+  /** Dead instances this lease was adopted from: named in its records until it is released. */
+  predecessors: SupervisorIdentity[];
 }
 
 /** What the vault keeps beside a lease's descriptors, to release it after an adoption. */
@@ -100,8 +102,16 @@ function parseMeta(meta: unknown, fds: number): LeaseMeta | null {
  */
 function deadHolders(records: HolderRecord[]): SupervisorIdentity[] {
   const dead = new Map<string, SupervisorIdentity>();
-  for (const { holder } of records) if (!instanceAlive(holder)) dead.set(`${instanceName(holder)}@${holder.boot}`, holder);
+  for (const { holder, predecessors } of records) {
+    for (const instance of [holder, ...(predecessors ?? [])]) {
+      if (!instanceAlive(instance)) dead.set(`${instanceName(instance)}@${instance.boot}`, instance);
+    }
+  }
   return [...dead.values()];
+}
+
+function sameInstance(a: SupervisorIdentity, b: SupervisorIdentity): boolean {
+  return a.pid === b.pid && a.start === b.start && a.boot === b.boot;
 }
 
 function closeAll(fds: readonly number[]): void {
@@ -205,7 +215,17 @@ export class KernelLocks {
         own: meta?.own ?? [],
         token: meta?.token ?? crypto.randomBytes(8).toString('hex'),
         owner: meta?.owner ?? { label: 'adopted', job: null },
+        predecessors: [],
       };
+      // The supervisor we adopt from is dead, and its jobs' leftovers may still run (its cleanup is
+      // under way elsewhere, or will never finish if our runtime dies too): our records keep
+      // naming it, and whom it had adopted from, so a later taker stops what they left as well.
+      for (const previous of this.recordsOf(entry)) {
+        if (previous.token !== entry.token) continue;
+        for (const instance of [previous.holder, ...(previous.predecessors ?? [])]) {
+          if (!entry.predecessors.some((known) => sameInstance(known, instance))) entry.predecessors.push(instance);
+        }
+      }
       this.held.set(found.lease, entry);
       this.writeRecords(entry);
       adopted.push(found.lease);
@@ -235,7 +255,7 @@ export class KernelLocks {
   private hold(lease: number, resources: LockResource[], steps: LockStep[], fds: number[], owner: LeaseOwner): HeldLease {
     const files = steps.map((step) => step.file);
     const own = resources.map((res) => ({ index: files.indexOf(lockFileName(res.resource)), resource: res.resource, mode: res.mode }));
-    const entry: HeldLease = { fds, files, own, token: crypto.randomBytes(8).toString('hex'), owner };
+    const entry: HeldLease = { fds, files, own, token: crypto.randomBytes(8).toString('hex'), owner, predecessors: [] };
     this.held.set(lease, entry);
     return entry;
   }
@@ -270,7 +290,16 @@ export class KernelLocks {
   /** Names us as the holder in the lease's own files; `gone` says which other records to drop. */
   private writeRecords(entry: HeldLease, gone?: (record: HolderRecord) => boolean): void {
     for (const { index, resource, mode } of entry.own) {
-      const record: HolderRecord = { resource, mode, holder: ownIdentity(), token: entry.token, owner: entry.owner.label, job: entry.owner.job, since: Date.now() };
+      const record: HolderRecord = {
+        resource,
+        mode,
+        holder: ownIdentity(),
+        token: entry.token,
+        owner: entry.owner.label,
+        job: entry.owner.job,
+        since: Date.now(),
+        ...(entry.predecessors.length > 0 ? { predecessors: entry.predecessors } : {}),
+      };
       if (!writeRecord(entry.fds[index]!, record, gone)) process.stderr.write(`heph-jobs supervisor: could not record the holder of ${resource}\n`);
     }
   }

@@ -45,6 +45,23 @@ export interface HolderRecord {
   owner: string;
   job: number | null;
   since: number;
+  /**
+   * Dead instances whose leases this holder adopted (through the lock vault): their jobs'
+   * leftovers may still be running, so a later taker stops what they left too, not only what the
+   * holder left. Absent or empty for a lease taken afresh.
+   */
+  predecessors?: SupervisorIdentity[];
+}
+
+/** At most this many predecessors are kept or read (a chain of crashes of one runtime). */
+const MAX_PREDECESSORS = 8;
+
+/** The predecessors field as untrusted input: an array of valid identities, or nothing; null when malformed. */
+function parsePredecessors(value: unknown): SupervisorIdentity[] | null {
+  if (value === undefined) return [];
+  if (!Array.isArray(value) || value.length > MAX_PREDECESSORS) return null;
+  const parsed = value.map((entry) => parseIdentity(entry));
+  return parsed.every((entry): entry is SupervisorIdentity => entry !== null) ? parsed : null;
 }
 
 const TOKEN = /^[0-9a-f]{16}$/;
@@ -66,13 +83,25 @@ export function parseRecord(line: string, resource: string): HolderRecord | null
   if (typeof fields.owner !== 'string' || fields.owner.length > MAX_OWNER_CHARS) return null;
   if (fields.job !== null && !(Number.isSafeInteger(fields.job) && (fields.job as number) >= 0)) return null;
   if (!Number.isSafeInteger(fields.since)) return null;
-  return { resource, mode: fields.mode as LockMode, holder, token: fields.token, owner: fields.owner, job: fields.job as number | null, since: fields.since as number };
+  const predecessors = parsePredecessors(fields.predecessors);
+  if (predecessors === null) return null;
+  return {
+    resource,
+    mode: fields.mode as LockMode,
+    holder,
+    token: fields.token,
+    owner: fields.owner,
+    job: fields.job as number | null,
+    since: fields.since as number,
+    ...(predecessors.length > 0 ? { predecessors } : {}),
+  };
 }
 
 /** The line a record is written as; the holder's fields at the top level, as parseIdentity reads them. */
 export function formatRecord(record: HolderRecord): string {
-  const { holder, ...rest } = record;
-  return `${JSON.stringify({ v: 2, ...holder, ...rest, owner: rest.owner.slice(0, MAX_OWNER_CHARS) })}\n`;
+  const { holder, predecessors, ...rest } = record;
+  const kept = (predecessors ?? []).slice(-MAX_PREDECESSORS);
+  return `${JSON.stringify({ v: 2, ...holder, ...rest, owner: rest.owner.slice(0, MAX_OWNER_CHARS), ...(kept.length > 0 ? { predecessors: kept } : {}) })}\n`;
 }
 
 /** The file's text, at most MAX_RECORD_BYTES of it. */

@@ -4,7 +4,7 @@
  * its own line), are read as untrusted input (bounded, validated), and a dead-holder check that
  * fails releases the locks it had just taken.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -14,7 +14,7 @@ import { locksOn, scratchDir } from '../helpers/lock-dirs.js';
 import { waitUntil } from '../helpers/kernel.js';
 import { formatRecord, MAX_RECORD_BYTES, parseRecord, readRecords, type HolderRecord } from '../../supervisor/locks/records.js';
 import { bootId, ownIdentity } from '../../supervisor/identity.js';
-import { subtreeName } from '../../supervisor/names.js';
+import { markerPrefix, subtreeName } from '../../supervisor/names.js';
 
 function scratch(): string {
   return scratchDir('heph-records-');
@@ -186,5 +186,33 @@ describe('holder records', () => {
     expect(working.heldCount).toBe(1);
     expect(other.tryAcquire(4, normalizeResources(['port:1']), OWNER)).toBe(false);
     working.release(3);
+  });
+});
+
+describe('holder records after an adoption', () => {
+  it('a lease adopted from a dead supervisor keeps naming it, so a later taker also stops what that one left', async () => {
+    const dir = scratch();
+    // Supervisor A died holding port:9 with a job process left; supervisor B adopted the lease and
+    // died too. The record must still lead the next taker to A's leftover.
+    const first = deadInstance();
+    const second = { ...deadInstance(), start: '4343' };
+    const leftover = spawn('sleep', ['1000'], { env: { PATH: process.env.PATH, HEPH_JOB: `${markerPrefix(first).slice('HEPH_JOB='.length)}0` }, stdio: 'ignore' });
+    try {
+      await waitUntil(() => fs.existsSync(`/proc/${leftover.pid}/environ`) && fs.readFileSync(`/proc/${leftover.pid}/environ`, 'latin1').includes(markerPrefix(first)), 'the leftover to carry its marker');
+      fs.writeFileSync(fileOf(dir, 'port:9'), formatRecord(record({ resource: 'port:9', holder: second, predecessors: [first] })));
+      const locks = locksOn(dir);
+      await locks.acquire(1, normalizeResources(['port:9']), OWNER);
+      await waitUntil(() => !fs.existsSync(`/proc/${leftover.pid}`) || /\) [ZX] /.test(fs.readFileSync(`/proc/${leftover.pid}/stat`, 'latin1')), 'the leftover of the first dead holder stopped');
+      locks.release(1);
+    } finally {
+      leftover.kill('SIGKILL');
+    }
+  });
+
+  it('predecessors survive the record format, and a malformed one is no record', () => {
+    const first = deadInstance();
+    const line = formatRecord(record({ predecessors: [first] })).trim();
+    expect(parseRecord(line, 'port:1')?.predecessors).toEqual([first]);
+    expect(parseRecord(line.replace(`"pid":${first.pid},"start"`, '"pid":-1,"start"'), 'port:1')).toBeNull();
   });
 });
