@@ -28,6 +28,7 @@ import { native } from '../native.js';
 import { markerPrefix, subtreeName } from '../names.js';
 import { removeCgroupTree } from '../platform/cgroup.js';
 import { descendantsOf, environHasPrefix, holdsPipe, inOurPidNamespace, listProcesses, processOwner, type ProcEntry } from '../platform/procfs.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const SIGKILL = os.signals.SIGKILL;
 /** How long we keep trying to see a dead supervisor's processes gone before giving up. */
@@ -132,15 +133,11 @@ export async function cleanupLostSupervisor(dead: SupervisorIdentity, scope: Cle
   const subtree = ownedSubtree(dead, scope);
   const pipes = new Set(leftovers.pipes);
   const deadline = Date.now() + LOST_CLEANUP_DEADLINE_MS;
-  while (stopOnce(dead, subtree, leftovers, pipes) > 0 && Date.now() < deadline) await pause();
+  while (stopOnce(dead, subtree, leftovers, pipes) > 0 && Date.now() < deadline) await sleep(ROUND_PAUSE_MS);
   if (subtree === null) return true;
   while (Date.now() < deadline) {
     if (removeCgroupTree(subtree, native.cgroupRemove)) break;
-    await pause();
+    await sleep(ROUND_PAUSE_MS);
   }
   return true;
-}
-
-function pause(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ROUND_PAUSE_MS));
 }

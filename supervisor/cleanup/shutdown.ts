@@ -6,6 +6,7 @@ import { freezeThenKill } from '../containment/signal.js';
 import { alive } from '../containment/stragglers.js';
 import { descendantsOf, listProcesses } from '../platform/procfs.js';
 import type { SupervisorState } from '../state.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Longest the final sweep waits for what it killed to be gone. */
 const FINAL_SWEEP_MS = 5000;
@@ -25,7 +26,7 @@ async function killEverythingBelowUs(): Promise<void> {
     return table.filter((entry) => found.has(entry.pid) && entry.pid !== process.pid && alive(entry));
   };
   // Frozen first, then killed, each through a pidfd checked against what the scan saw.
-  while (freezeThenKill(below) > 0 && Date.now() <= deadline) await new Promise((resolve) => setTimeout(resolve, SWEEP_PAUSE_MS));
+  while (freezeThenKill(below) > 0 && Date.now() <= deadline) await sleep(SWEEP_PAUSE_MS);
 }
 
 /** Stops everything and exits; `close` closes the channel last. Later calls join the first. */

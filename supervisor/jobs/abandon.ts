@@ -8,6 +8,7 @@ import { constants as os } from 'node:os';
 import type { ContainmentStrategy, JobIdentity } from '../containment/index.js';
 import { native } from '../native.js';
 import { hasZombieChildren } from './zombies.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const SIGKILL = os.signals.SIGKILL;
 /** Longest an abandoned leader is waited for (its reap, its cgroup's removal) before giving up. */
@@ -51,5 +52,5 @@ export async function stopAbandoned(token: number, identity: JobIdentity, strate
 }
 
 function pause(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+  return sleep(ms, undefined, { ref: false });
 }

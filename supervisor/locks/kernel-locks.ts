@@ -29,6 +29,7 @@ import { instanceAlive, ownIdentity } from '../identity.js';
 import { instanceName, type SupervisorIdentity } from '../../src/protocol/identity.js';
 import { LOCK_MODES, type LockResource } from '../../src/protocol/messages.js';
 import { pathAncestors } from '../../src/protocol/resource-path.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const SLOTS = 2 ** 46;
 const X_INTENT = 2 ** 47;
@@ -164,7 +165,7 @@ export class KernelLocks {
           }
           return;
         }
-        await new Promise((resolve) => setTimeout(resolve, delay));
+        await sleep(delay);
         delay = Math.min(delay * 2, POLL_MAX_MS);
       }
     } finally {
