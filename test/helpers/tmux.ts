@@ -32,6 +32,23 @@ function tmux(...args: string[]): string {
   return execFileSync('tmux', ['-L', SOCKET, '-f', '/dev/null', ...args], { encoding: 'utf8' });
 }
 
+/**
+ * Starts a session. When the previous test ended the server's last session, that server exits on
+ * its own, and a new-session that reaches it while it exits fails with "server exited
+ * unexpectedly": then the next attempt starts a fresh server. Any other failure is thrown at once.
+ */
+function startSession(args: string[]): void {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      tmux(...args);
+      return;
+    } catch (error) {
+      if (attempt >= 50 || !String((error as Error).message).includes('server exited unexpectedly')) throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+    }
+  }
+}
+
 function quote(word: string): string {
   return `'${word.replace(/'/g, `'\\''`)}'`;
 }
@@ -63,7 +80,7 @@ export class TmuxShell {
     const command = `exec ${[process.execPath, CLI, ...args].map(quote).join(' ')}`;
     const envFlags = Object.entries(env).flatMap(([key, value]) => ['-e', `${key}=${value}`]);
     // remain-on-exit: the screen stays readable after heph-jobs has ended (the session's last words).
-    tmux('new-session', '-d', '-s', this.name, '-x', '120', '-y', '40', '-c', options.cwd ?? process.cwd(), ...envFlags, command, ';', 'set-option', '-t', this.name, 'remain-on-exit', 'on');
+    startSession(['new-session', '-d', '-s', this.name, '-x', '120', '-y', '40', '-c', options.cwd ?? process.cwd(), ...envFlags, command, ';', 'set-option', '-t', this.name, 'remain-on-exit', 'on']);
     open.add(this);
     socketPath ??= tmux('display-message', '-p', '-t', this.name, '#{socket_path}').trim();
     this.process = see(Number(tmux('display-message', '-p', '-t', this.name, '#{pane_pid}').trim()));
