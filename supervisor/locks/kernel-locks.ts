@@ -111,6 +111,20 @@ function deadHolders(records: HolderRecord[]): SupervisorIdentity[] {
   return [...dead.values()];
 }
 
+/** Longest wait for a dying exclusive holder to finish exiting. */
+const DYING_HOLDER_MS = 2000;
+
+/**
+ * An exclusive holder clears its record before it unlocks, so a record of one that is still there
+ * once we hold the lock is a holder that died holding it. The kernel closes a dying process's
+ * descriptors (dropping its locks) before the process turns into a zombie, so for a moment it can
+ * still look alive: wait (bounded) until it no longer does, so it is not taken for a live holder.
+ */
+async function dyingHoldersGone(records: HolderRecord[]): Promise<void> {
+  const deadline = Date.now() + DYING_HOLDER_MS;
+  while (records.some((record) => record.mode === 'exclusive' && instanceAlive(record.holder)) && Date.now() < deadline) await sleep(5);
+}
+
 function sameInstance(a: SupervisorIdentity, b: SupervisorIdentity): boolean {
   return a.pid === b.pid && a.start === b.start && a.boot === b.boot;
 }
@@ -153,7 +167,9 @@ export class KernelLocks {
             // The kernel dropped a dead holder's locks when its process (and its runtime's carrier)
             // went, but its jobs may still be running: stop them first, so the resource is really
             // free. Should that fail, the locks go too: a failed check must not keep them.
-            const dead = deadHolders(this.recordsOf(entry));
+            const records = this.recordsOf(entry);
+            await dyingHoldersGone(records);
+            const dead = deadHolders(records);
             for (const instance of dead) await cleanupLostSupervisor(instance, this.scope);
             if (cancelled || this.held.get(lease) !== entry) throw new Error(`lock request ${lease} was cancelled`);
             this.writeRecords(entry, (record) => dead.some((instance) => instanceName(instance) === instanceName(record.holder) && instance.boot === record.holder.boot));
