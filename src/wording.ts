@@ -12,7 +12,7 @@
 import { describeValue } from './protocol/describe.js';
 import type { Containment, LockDirInfo, LockDirProblem } from './protocol/messages.js';
 import type { PatternProblem } from './protocol/pattern.js';
-import type { ReportState, WaitOutcome } from './reports/report.js';
+import type { KillOutcome, ReportState, WaitOutcome } from './reports/report.js';
 import type { JsonSchema } from './tools/validate.js';
 
 /** `3 lines`, `1 line`. */
@@ -145,6 +145,28 @@ export function waitedLine(waited: WaitOutcome, stillRunning: boolean): string {
   }
 }
 
+/** `2s`, `0.3s`: a grace as a kill line says it. */
+function graceText(ms: number): string {
+  return `${Number((ms / 1000).toFixed(1))}s`;
+}
+
+/**
+ * What a kill found, when it did not simply stop a running job: the job had already ended (`how`
+ * is its state as the header says it, `exited 3`), or it still runs after SIGINT, and which
+ * signals the next kill sends.
+ */
+export function killOutcome(id: number, how: string, outcome: KillOutcome, dialect: Dialect = 'tool'): string {
+  if (outcome.kind === 'ended') {
+    return outcome.leftovers
+      ? `(job ${id}'s shell had already ended (${how}) before this call; this call stopped the processes it left running)`
+      : `(job ${id} had already ended (${how}) before this call; nothing was stopped)`;
+  }
+  return (
+    `(job ${id} ignored SIGINT${outcome.graceMs > 0 ? ` for ${graceText(outcome.graceMs)}` : ''} and still runs; ` +
+    `${jobCall(dialect, 'job_kill', id)} sends SIGTERM, then SIGKILL after ${graceText(outcome.nextGraceMs)})`
+  );
+}
+
 /** `elapsed`: the job's timeout as a report writes a duration (`1:30`). */
 export function stoppedByTimeout(elapsed: string): string {
   return `(stopped by its timeout of ${elapsed})`;
@@ -216,6 +238,8 @@ export function callLabel(tool: string, id?: number): string {
 function didNot(tool: string): string {
   if (tool === 'background') return 'started';
   if (tool === 'job_kill' || tool === '/job-kill') return 'stopped';
+  if (tool === 'job_input') return 'written';
+  if (tool === 'job_restart') return 'restarted';
   return 'read';
 }
 
@@ -298,11 +322,15 @@ export function inlineJson(value: unknown): string {
   return asJson(value);
 }
 
-/** Input the schema refuses: the problem, what is accepted, an example. */
+/**
+ * Input the schema refuses, in one sentence: the field and its rule (the problem says both). The
+ * schema is not repeated, as the model has it already; only an input that is not an object at all
+ * gets an example call.
+ */
 export function badInput(tool: string, problem: string, schema: JsonSchema): string {
-  const example = schema.examples?.[1] ?? schema.examples?.[0];
+  const example = problem.startsWith('the input ') ? schema.examples?.[1] ?? schema.examples?.[0] : undefined;
   const shown = example === undefined ? '' : ` For example: ${tool} ${inlineJson(example)}.`;
-  return `${tool}: bad input: ${problem}. Accepted input: ${describeAccepted(schema)}.${shown} Nothing was run.`;
+  return `${tool}: bad input: ${problem}.${shown} Nothing was run.`;
 }
 
 /** Input the schema accepts but the runtime would refuse (a blank command, a NUL byte): said before anyone is asked. */

@@ -49,6 +49,8 @@ export interface JobReport {
   wants: LockResourceFacts[];
   /** The job's timeout, in milliseconds, when that timeout stopped it; null otherwise. */
   timedOutAfterMs: number | null;
+  /** What a kill found (a report of `kill` alone): the job had already ended, or it outlived SIGINT. */
+  kill?: KillOutcome;
   /** The first line of `text`: `job <id> <state> <elapsed> <command>`. */
   header: string;
   text: string;
@@ -74,7 +76,17 @@ export interface ReportContext {
   since?: number;
   /** How a wait before this read ended (job_status / background with wait). */
   waited?: WaitOutcome;
+  /** What the kill this report answers found. */
+  kill?: KillOutcome;
 }
+
+/**
+ * What a kill found, when it did not simply stop a running job: `ended`, the job had already ended
+ * before the call (`leftovers`: its shell had, and the call stopped what it left running); or
+ * `outlived-int`, the job still runs `graceMs` after SIGINT, and the next kill would send SIGTERM,
+ * then SIGKILL after `nextGraceMs`.
+ */
+export type KillOutcome = { kind: 'ended'; leftovers: boolean } | { kind: 'outlived-int'; graceMs: number; nextGraceMs: number };
 
 /** How a wait before a read ended, as the report says it. */
 export type WaitOutcome = { kind: 'ended' | 'matched' | 'timed-out'; waitedMs: number; line?: string; pattern?: string };
@@ -93,13 +105,18 @@ function reportState(state: JobState): ReportState {
 }
 
 function stateWord(record: JobRecord): string {
-  switch (record.state) {
+  return stateText({ state: reportState(record.state), exitCode: record.exitCode, signal: record.signal });
+}
+
+/** The state as the header says it: `running`, `exited 3`, `killed SIGTERM`. */
+function stateText(report: Pick<JobReport, 'state' | 'exitCode' | 'signal'>): string {
+  switch (report.state) {
     case 'exited':
-      return `exited ${record.exitCode ?? '?'}`;
+      return `exited ${report.exitCode ?? '?'}`;
     case 'killed':
-      return `killed ${record.signal ?? '?'}`;
+      return `killed ${report.signal ?? '?'}`;
     default:
-      return reportState(record.state);
+      return report.state;
   }
 }
 
@@ -169,6 +186,7 @@ export function reportText(report: JobReport, dialect: Dialect = 'tool'): string
   if (report.output) text.push(...outputSection(report, report.output, dialect));
   if (report.waited) text.push(say.waitedLine(report.waited, report.state === 'running'));
   if (report.timedOutAfterMs !== null) text.push(say.stoppedByTimeout(formatElapsed(report.timedOutAfterMs)));
+  if (report.kill) text.push(say.killOutcome(report.id, stateText(report), report.kill, dialect));
   const { id, state, wants, reason, cleanedUp } = report;
   text.push(say.nextStep({ id, state, wants, reason, cleanedUp }, dialect));
   return text.join('\n');
@@ -195,6 +213,7 @@ export function buildReport(record: JobRecord, output: OutputSnapshot | null, co
     waited: context.waited ?? null,
     wants: state === 'waiting' ? record.wants.map(({ resource, mode }) => ({ resource, mode })) : [],
     timedOutAfterMs: record.timedOut ? (record.input.timeoutMs ?? 0) : null,
+    ...(context.kill ? { kill: context.kill } : {}),
     header: headerLine(record, now),
     text: '',
   };

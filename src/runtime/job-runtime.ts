@@ -8,7 +8,7 @@ import { InvalidInputError, RuntimeClosedError, SupervisorLostError } from '../p
 import { SIGNAL_NAMES, type ContainmentMode, type LostJob, type SignalName, type SupervisorConfig, type SupervisorEvent } from '../protocol/messages.js';
 import type { OutputRead } from '../protocol/output.js';
 import { LockTable, normalizeResources, type LockOwner, type NormalizedResource } from '../locks/index.js';
-import { buildReport, type JobReport } from '../reports/report.js';
+import { buildReport, type JobReport, type KillOutcome } from '../reports/report.js';
 import type { BackgroundInput, Capabilities, JobEvent, KillOptions, StatusOptions } from './api.js';
 import { Changes } from './changes.js';
 import { JobStates } from './job-states.js';
@@ -301,6 +301,8 @@ export class JobRuntime {
   }
 
   private async stop(record: JobRecord, signal: SignalName, graceMs: number): Promise<JobReport> {
+    // Ended before this call: the report says so, rather than look like the call stopped it.
+    const endedBefore: KillOutcome | undefined = hasEnded(record) ? { kind: 'ended', leftovers: !record.cleanedUp } : undefined;
     if (record.state === 'waiting') {
       // Not started: cancelling its wait is the whole stop (unless it was granted just now).
       record.abort?.abort(new Error('killed while waiting for its locks'));
@@ -319,7 +321,9 @@ export class JobRuntime {
         }
       }
     }
-    return this.reads.report(record, TAIL_READ);
+    const outlivedInt: KillOutcome | undefined =
+      signal === 'INT' && isRunning(record) ? { kind: 'outlived-int', graceMs, nextGraceMs: this.options.killGraceMs } : undefined;
+    return this.reads.report(record, TAIL_READ, undefined, endedBefore ?? outlivedInt);
   }
 
   /** The settle window: a job that dies at once is reported dead, with its output. */

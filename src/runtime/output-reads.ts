@@ -6,7 +6,7 @@
 import { HephError } from '../protocol/errors.js';
 import type { ReadReply, ReadWait } from '../protocol/messages.js';
 import type { PatternSpec } from '../protocol/pattern.js';
-import { buildReport, type JobReport, type WaitOutcome } from '../reports/report.js';
+import { buildReport, type JobReport, type KillOutcome, type WaitOutcome } from '../reports/report.js';
 import type { Changes } from './changes.js';
 import { hasEnded, type JobRecord } from './job-record.js';
 import type { JobStates } from './job-states.js';
@@ -42,7 +42,7 @@ export interface OutputReadsContext {
 export class OutputReads {
   constructor(private readonly context: OutputReadsContext) {}
 
-  async report(record: JobRecord, read: OutputReadRequest, wait?: WaitRequest): Promise<JobReport> {
+  async report(record: JobRecord, read: OutputReadRequest, wait?: WaitRequest, kill?: KillOutcome): Promise<JobReport> {
     const started = Date.now();
     const outcome = (kind: WaitOutcome['kind'], line?: string): WaitOutcome => ({
       kind,
@@ -77,6 +77,7 @@ export class OutputReads {
       maxJobs: this.context.maxJobs,
       ...(read.since === undefined ? {} : { since: read.since }),
       ...(waited ? { waited } : {}),
+      ...(kill ? { kill } : {}),
     });
   }
 
