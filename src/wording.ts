@@ -138,10 +138,18 @@ export function waitedLine(waited: WaitOutcome, stillRunning: boolean): string {
   switch (waited.kind) {
     case 'matched':
       return `(after ${seconds} a line matched /${waited.pattern}/: ${JSON.stringify(waited.line)})`;
+    case 'listening':
+      return `(after ${seconds} the job listens on port ${waited.port})`;
     case 'ended':
       return `(after ${seconds} the job ended)`;
-    default:
-      return waited.pattern ? `(waited ${seconds}: no new line matched /${waited.pattern}/ and ${job})` : `(waited ${seconds}: ${job})`;
+    default: {
+      const matched = waited.pattern ? `no new line matched /${waited.pattern}/` : null;
+      if (waited.port !== undefined) {
+        const state = stillRunning ? 'is still running' : 'has ended';
+        return `(waited ${seconds}: ${matched ? `${matched}, ` : ''}the job does not listen on port ${waited.port} and ${state})`;
+      }
+      return matched ? `(waited ${seconds}: ${matched} and ${job})` : `(waited ${seconds}: ${job})`;
+    }
   }
 }
 

@@ -89,7 +89,7 @@ export interface ReportContext {
 export type KillOutcome = { kind: 'ended'; leftovers: boolean } | { kind: 'outlived-int'; graceMs: number; nextGraceMs: number };
 
 /** How a wait before a read ended, as the report says it. */
-export type WaitOutcome = { kind: 'ended' | 'matched' | 'timed-out'; waitedMs: number; line?: string; pattern?: string };
+export type WaitOutcome = { kind: 'ended' | 'matched' | 'timed-out' | 'listening'; waitedMs: number; line?: string; pattern?: string; port?: number };
 
 /** `m:ss`, or `h:mm:ss` past an hour. */
 export function formatElapsed(ms: number): string {

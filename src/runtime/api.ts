@@ -31,6 +31,8 @@ export interface BackgroundInput {
   /** A regular expression (or its source) that ends the wait when a new output line matches. It is
    * run by RE2 (linear time): backreferences and lookaround are refused. */
   until?: RegExp | string;
+  /** With `waitMs`: answer as soon as a process of the job listens on this TCP port (1-65535). */
+  untilPort?: number;
 }
 
 export interface StatusOptions {
@@ -46,6 +48,8 @@ export interface StatusOptions {
   /** A regular expression (or its source): with `waitMs`, return as soon as a new line matches. It
    * is run by RE2 (linear time): backreferences and lookaround are refused. */
   until?: RegExp | string;
+  /** With `waitMs`: return as soon as a process of the job listens on this TCP port (1-65535). */
+  untilPort?: number;
 }
 
 export interface KillOptions {

@@ -27,6 +27,7 @@ import {
   MAX_COMMAND_BYTES,
   MAX_TIMEOUT_MS,
   MAX_WAIT_MS,
+  MAX_PORT,
   normalizeOptions,
   OUTPUT_HEAD_LINES,
   type JobRuntimeOptions,
@@ -108,6 +109,7 @@ export class JobRuntime {
     const timeoutMs = input.timeoutMs === undefined ? undefined : integerOption('timeoutMs', input.timeoutMs, 0, 1, MAX_TIMEOUT_MS);
     const waitMs = input.waitMs === undefined ? undefined : integerOption('waitMs', input.waitMs, 0, 0, MAX_WAIT_MS);
     const until = input.until === undefined ? undefined : checkedPattern(input.until);
+    const untilPort = portOption(input.untilPort);
     const id = this.jobs.takeId();
     const record = newJobRecord(id, { command, cwd, env: input.env, stdin: input.stdin === true, merge: input.merge === true, locks: wants, ref: input.ref, timeoutMs });
     this.jobs.add(record);
@@ -143,14 +145,15 @@ export class JobRuntime {
       return this.report(record, null);
     }
     // No settle window: the caller wants the job number now; its output is one status away.
-    if (waitMs === undefined && until === undefined && this.options.settleMs === 0) return this.report(record, null);
+    const watches = until !== undefined || untilPort !== undefined;
+    if (waitMs === undefined && !watches && this.options.settleMs === 0) return this.report(record, null);
     return this.jobs.pinned(record, async () => {
-      if (waitMs === undefined && until === undefined) {
+      if (waitMs === undefined && !watches) {
         await this.settle(record);
         return this.reads.report(record, TAIL_READ);
       }
       // A dev server's ready line may already be out: the wait matches from the first line on.
-      return this.reads.report(record, TAIL_READ, { ms: waitMs ?? this.options.settleMs, until, from: -1 });
+      return this.reads.report(record, TAIL_READ, { ms: waitMs ?? this.options.settleMs, until, from: -1, port: untilPort });
     });
   }
 
@@ -211,7 +214,8 @@ export class JobRuntime {
     const maxBytes = integerOption('maxBytes', options.maxBytes, DEFAULT_MAX_BYTES, 1, this.options.maxReadBytes);
     const waitMs = options.waitMs === undefined ? undefined : integerOption('waitMs', options.waitMs, 0, 0, MAX_WAIT_MS);
     const until = options.until === undefined ? undefined : checkedPattern(options.until);
-    const wait = waitMs === undefined ? undefined : { ms: waitMs, until, from: since };
+    const port = portOption(options.untilPort);
+    const wait = waitMs === undefined ? undefined : { ms: waitMs, until, from: since, port };
     return this.jobs.pinned(record, () => this.reads.report(record, { tail, since, maxBytes }, wait));
   }
 
@@ -404,4 +408,9 @@ export class JobRuntime {
       // No fresh supervisor could be started: the next call will say so.
     }
   }
+}
+
+/** `untilPort`: a TCP port, 1 to 65535. */
+function portOption(value: number | undefined): number | undefined {
+  return value === undefined ? undefined : integerOption('untilPort', value, 0, 1, MAX_PORT);
 }

@@ -26,6 +26,8 @@ export interface WaitRequest {
   ms: number;
   until: PatternSpec | undefined;
   from: number | undefined;
+  /** Also answer once a process of the job listens on this TCP port. */
+  port?: number | undefined;
 }
 
 /** The read a report of a job's own call shows: the default tail. */
@@ -49,23 +51,26 @@ export class OutputReads {
       waitedMs: Date.now() - started,
       ...(line === undefined ? {} : { line }),
       ...(wait?.until ? { pattern: wait.until.source } : {}),
+      ...(wait?.port === undefined ? {} : { port: wait.port }),
     });
     let waited: WaitOutcome | undefined;
     let remoteWait: ReadWait | undefined;
     if (wait) {
       // Without a pattern a job not yet running is waited for here until it runs (or ends); with
-      // one, only output can match, and a job not in the supervisor has none.
-      if (!wait.until && (record.state === 'waiting' || record.state === 'starting')) {
+      // one, only output can match, and a job not in the supervisor has none. So with a port.
+      const watches = wait.until !== undefined || wait.port !== undefined;
+      if (!watches && (record.state === 'waiting' || record.state === 'starting')) {
         await this.context.changes.until(() => record.state !== 'waiting' && record.state !== 'starting', wait.ms);
       }
       const left = Math.max(0, wait.ms - (Date.now() - started));
-      if (!this.context.supervisorOf(record) || record.state === 'failed' || (!wait.until && record.state === 'waiting')) {
+      if (!this.context.supervisorOf(record) || record.state === 'failed' || (!watches && record.state === 'waiting')) {
         waited = outcome(hasEnded(record) ? 'ended' : 'timed-out');
       } else {
         remoteWait = {
           ms: left,
           ...(wait.until ? { until: wait.until } : {}),
           ...(wait.from === undefined ? {} : { from: wait.from }),
+          ...(wait.port === undefined ? {} : { port: wait.port }),
         };
       }
     }

@@ -195,7 +195,7 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
     async call(input, callContext) {
       const checked = validate<BackgroundToolInput>(bg.check, input);
       if (!checked.ok) return refusal(say.badInput('background', checked.problem, bg.check));
-      const { command, locks: asked, stdin, merge, timeout, wait, until } = checked.value;
+      const { command, locks: asked, stdin, merge, timeout, wait, until, until_port: untilPort } = checked.value;
       const badPattern = until === undefined ? null : patternProblem(until);
       if (badPattern !== null) return refusal(say.badInput('background', badPattern, bg.check));
       const problem = commandProblem(command);
@@ -215,6 +215,7 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
           ...(timeout === undefined ? {} : { timeoutMs: seconds(timeout) }),
           ...(wait === undefined ? {} : { waitMs: seconds(wait) }),
           ...(until === undefined ? {} : { until }),
+          ...(untilPort === undefined ? {} : { untilPort }),
           cwd: context.cwd,
           env: context.env,
           ...(context.ref === undefined ? {} : { ref: context.ref }),
@@ -246,10 +247,10 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
     async call(input, callContext) {
       const checked = validate<JobStatusToolInput>(st.check, input ?? {});
       if (!checked.ok) return refusal(say.badInput('job_status', checked.problem, st.check));
-      const { id, lines, since, max_bytes: maxBytes, wait, until } = checked.value;
+      const { id, lines, since, max_bytes: maxBytes, wait, until, until_port: untilPort } = checked.value;
       const badPattern = until === undefined ? null : patternProblem(until);
       if (badPattern !== null) return refusal(say.badInput('job_status', badPattern, st.check));
-      if (id === undefined && (lines !== undefined || since !== undefined || maxBytes !== undefined || wait !== undefined || until !== undefined)) {
+      if (id === undefined && (lines !== undefined || since !== undefined || maxBytes !== undefined || wait !== undefined || until !== undefined || untilPort !== undefined)) {
         return refusal(say.linesWithoutId());
       }
       const read = {
@@ -258,6 +259,7 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
         ...(maxBytes === undefined ? {} : { maxBytes }),
         ...(wait === undefined ? {} : { waitMs: seconds(wait) }),
         ...(until === undefined ? {} : { until }),
+        ...(untilPort === undefined ? {} : { untilPort }),
       };
       const context = resolve(callContext);
       try {
@@ -270,7 +272,7 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
         const target = findJob(id);
         if (!target) throw notFound(id);
         // A wait stopped by context.signal answers with the job as it is now.
-        const { waitMs: _waitMs, until: _until, ...now } = read;
+        const { waitMs: _waitMs, until: _until, untilPort: _untilPort, ...now } = read;
         return await withOwnLocks('job_status', say.callLabel('job_status', id), own, context, () => [target], async () =>
           jobResult(await unlessAborted(runtime.status(id, read), context.signal, () => runtime.status(id, now))),
         );

@@ -25,6 +25,7 @@ export interface BackgroundToolInput {
   timeout?: number;
   wait?: number;
   until?: string;
+  until_port?: number;
 }
 
 export interface JobStatusToolInput {
@@ -34,6 +35,7 @@ export interface JobStatusToolInput {
   max_bytes?: number;
   wait?: number;
   until?: string;
+  until_port?: number;
 }
 
 export interface JobKillToolInput {
@@ -73,8 +75,9 @@ function waitProperties(what: string): Record<string, JsonSchema> {
       type: 'string',
       minLength: 1,
       maxLength: MAX_PATTERN_CHARS,
-      description: 'With wait: answer when an output line matches this RE2 regex, e.g. "ready|listening".',
+      description: 'With wait: answer when an output line matches this RE2 regex, e.g. "ready".',
     },
+    until_port: { type: 'integer', minimum: 1, maximum: 65_535, description: 'With wait: answer once the job listens on this TCP port.' },
   };
 }
 

@@ -13,6 +13,7 @@ import type { ContainmentStrategy, JobIdentity } from '../containment/index.js';
 import { OutputRing, type ReadOptions, type OutputRead } from '../output/index.js';
 import type { WaitableJob } from '../requests/read-wait.js';
 import { jobMarker } from '../names.js';
+import { PortProbe } from '../platform/ports.js';
 import { processStartTime } from '../platform/procfs.js';
 import { stopAbandoned } from './abandon.js';
 import { injectFault } from './faults.js';
@@ -277,6 +278,12 @@ export class SupervisedJob implements WaitableJob {
 
   readLines(since: number): OutputRead {
     return this.ring.read({ tail: 0, since, maxBytes: WAIT_SCAN_BYTES });
+  }
+
+  /** A check, bounded in cost, of whether a process of the job listens on TCP `port` (platform/ports.ts). */
+  portCheck(port: number): () => boolean {
+    const probe = new PortProbe(port);
+    return () => !this.ended && probe.check(this.identity.pid, () => this.strategy.members(this.identity));
   }
 
   onChange(wake: () => void): () => void {

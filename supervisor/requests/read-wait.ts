@@ -24,7 +24,17 @@ export interface WaitableJob {
   readLines(since: number): OutputRead;
   /** Calls `wake` after each change (new output, exit, completion) until the returned function is called. */
   onChange(wake: () => void): () => void;
+  /** A check, bounded in cost, of whether a process of the job listens on TCP `port`. */
+  portCheck(port: number): () => boolean;
 }
+
+/**
+ * How often a wait with a port looks for the listener: nothing signals a listen (a server that
+ * prints nothing is the case this is for), so it is polled, only while such a wait is pending.
+ * A look costs about 2 ms when the machine has TCP sockets (the kernel walks its established hash
+ * to list the listeners: platform/ports.ts), so 100 ms keeps a pending wait near 2% of a core.
+ */
+export const PORT_POLL_MS = 100;
 
 /** setTimeout's longest delay: a longer one would fire at once (Node clamps it to 1 ms). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -63,6 +73,8 @@ function yieldToEvents(): Promise<void> {
  * Resolves with how the wait ended. Without a pattern: `ended` once the leader has exited and the
  * job drained (the drain is given at most `drainMs` after the exit, as the last output may
  * still be draining), else `timed-out`. With one: `matched` with the first new line that matches.
+ * With a port: `listening` as soon as a process of the job listens on it (checked at once, then
+ * every PORT_POLL_MS and on each change).
  */
 export async function waitOnOutput(job: WaitableJob, wait: ReadWait, drainMs: number): Promise<WaitResult> {
   const started = Date.now();
@@ -73,6 +85,9 @@ export async function waitOnOutput(job: WaitableJob, wait: ReadWait, drainMs: nu
     ...(line === undefined ? {} : { line }),
   });
   const pattern = wait.until ? compile(wait.until) : null;
+  const listens = wait.port === undefined ? () => false : job.portCheck(wait.port);
+  // Without a port the timer is the deadline; with one, also the next look for the listener.
+  const nextTimer = (until: number) => (wait.port === undefined ? until : Math.min(until, Date.now() + PORT_POLL_MS));
   // "From now on" includes the unfinished last line: the cursor is the last complete line.
   let cursor = wait.from ?? job.lineCount - 1;
 
@@ -81,20 +96,24 @@ export async function waitOnOutput(job: WaitableJob, wait: ReadWait, drainMs: nu
   try {
     const changed = (until: number) =>
       new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.min(MAX_TIMER_MS, Math.max(0, until - Date.now())));
+        const timer = setTimeout(resolve, Math.min(MAX_TIMER_MS, Math.max(0, nextTimer(until) - Date.now())));
         wake = () => {
           clearTimeout(timer);
           resolve();
         };
       });
     if (!pattern) {
-      while (!job.ended && Date.now() < deadline) await changed(deadline);
-      if (!job.ended) return result('timed-out');
+      while (!job.ended && Date.now() < deadline) {
+        if (listens()) return result('listening');
+        await changed(deadline);
+      }
+      if (!job.ended) return result(listens() ? 'listening' : 'timed-out');
       const drainDeadline = Date.now() + drainMs;
       while (!job.drained && Date.now() < drainDeadline) await changed(drainDeadline);
       return result('ended');
     }
     for (;;) {
+      if (listens()) return result('listening');
       const wasEnded = job.ended;
       const read = job.readLines(cursor);
       // One line's test is the unit of work (bounded by the line's length and the pattern's
