@@ -175,6 +175,20 @@ export function killOutcome(id: number, how: string, outcome: KillOutcome, diale
   );
 }
 
+/**
+ * A wait cut to the call's cap (its client gives up on a call sooner than the wait asked) that ran
+ * out: what is left of it, for the same line or port, is one job_status call away.
+ */
+export function waitCut(id: number, waited: { pattern?: string; port?: number }, cut: { askedMs: number; capMs: number }, dialect: Dialect = 'tool'): string {
+  const tenths = (ms: number) => Math.round(ms / 100) / 10;
+  const left = tenths(cut.askedMs - cut.capMs);
+  const goOn =
+    dialect === 'shell'
+      ? jobCall(dialect, 'job_status', id, { wait: left })
+      : `job_status ${inlineJson({ id, wait: left, ...(waited.pattern === undefined ? {} : { until: waited.pattern }), ...(waited.port === undefined ? {} : { until_port: waited.port }) })}`;
+  return `(the wait was cut at ${tenths(cut.capMs)}s of the ${tenths(cut.askedMs)}s asked, so that the call answers before its client gives up; ${goOn} waits on)`;
+}
+
 /** `elapsed`: the job's timeout as a report writes a duration (`1:30`). */
 export function stoppedByTimeout(elapsed: string): string {
   return `(stopped by its timeout of ${elapsed})`;
@@ -411,6 +425,12 @@ export const toolsConfig = {
   badFlavor: (value: unknown, flavors: readonly string[]) =>
     `tools.definitions flavor must be one of ${flavors.map((flavor) => JSON.stringify(flavor)).join(', ')}; received ${describeValue(value, 'spoken')}`,
 };
+
+/** A progress message while a call waits (an MCP request that carries a progress token). */
+export function stillWaiting(tool: string, id: unknown, elapsedMs: number): string {
+  const call = typeof id === 'number' ? callLabel(tool, id) : tool;
+  return `${call}: waiting, ${(elapsedMs / 1000).toFixed(1)}s so far`;
+}
 
 // ---- errors --------------------------------------------------------------------------------
 // An error's own message is a statement of fact for the engineer who catches it

@@ -89,7 +89,15 @@ export interface ReportContext {
 export type KillOutcome = { kind: 'ended'; leftovers: boolean } | { kind: 'outlived-int'; graceMs: number; nextGraceMs: number };
 
 /** How a wait before a read ended, as the report says it. */
-export type WaitOutcome = { kind: 'ended' | 'matched' | 'timed-out' | 'listening'; waitedMs: number; line?: string; pattern?: string; port?: number };
+export type WaitOutcome = {
+  kind: 'ended' | 'matched' | 'timed-out' | 'listening';
+  waitedMs: number;
+  line?: string;
+  pattern?: string;
+  port?: number;
+  /** The wait asked for was cut to `capMs` (a tool call's `maxWaitMs`), and ran out. */
+  cut?: { askedMs: number; capMs: number };
+};
 
 /** `m:ss`, or `h:mm:ss` past an hour. */
 export function formatElapsed(ms: number): string {
@@ -185,6 +193,7 @@ export function reportText(report: JobReport, dialect: Dialect = 'tool'): string
   const text = [report.header];
   if (report.output) text.push(...outputSection(report, report.output, dialect));
   if (report.waited) text.push(say.waitedLine(report.waited, report.state === 'running'));
+  if (report.waited?.cut) text.push(say.waitCut(report.id, report.waited, report.waited.cut, dialect));
   if (report.timedOutAfterMs !== null) text.push(say.stoppedByTimeout(formatElapsed(report.timedOutAfterMs)));
   if (report.kill) text.push(say.killOutcome(report.id, stateText(report), report.kill, dialect));
   const { id, state, wants, reason, cleanedUp } = report;

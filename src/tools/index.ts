@@ -46,6 +46,7 @@ import { validate, type JsonSchema } from './validate.js';
 import { approvalGate, type Approver } from './approval.js';
 import { checkContext, contextResolver, unlessAborted, type ToolContext } from './context.js';
 import { errorAnswer, jobResult, listResult, refusal, type ToolResult } from './result.js';
+import { afterCut, capWait } from './wait-cap.js';
 
 export interface ToolDefinition {
   name: string;
@@ -208,12 +209,13 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
         if (full) throw full;
         const refused = await ask('background', say.permissionPattern('background', command), input, context);
         if (refused !== null) return refused;
+        const capped = wait === undefined ? undefined : capWait(seconds(wait), context.maxWaitMs);
         const request: BackgroundInput = {
           command,
           ...(stdin === undefined ? {} : { stdin }),
           ...(merge === undefined ? {} : { merge }),
           ...(timeout === undefined ? {} : { timeoutMs: seconds(timeout) }),
-          ...(wait === undefined ? {} : { waitMs: seconds(wait) }),
+          ...(capped === undefined ? {} : { waitMs: capped.waitMs }),
           ...(until === undefined ? {} : { until }),
           ...(untilPort === undefined ? {} : { untilPort }),
           cwd: context.cwd,
@@ -226,7 +228,7 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
         const known = new Set(runtime.list().map((job) => job.id));
         const started = runtime.background(request);
         const queued = runtime.list().find((job) => !known.has(job.id));
-        return jobResult(await unlessAborted(started, context.signal, async () => (queued ? (findJob(queued.id) ?? started) : started)));
+        return jobResult(afterCut(await unlessAborted(started, context.signal, async () => (queued ? (findJob(queued.id) ?? started) : started)), capped));
       } catch (error) {
         return errorAnswer('background', error);
       }
@@ -262,6 +264,8 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
         ...(untilPort === undefined ? {} : { untilPort }),
       };
       const context = resolve(callContext);
+      const capped = read.waitMs === undefined ? undefined : capWait(read.waitMs, context.maxWaitMs);
+      if (capped) read.waitMs = capped.waitMs;
       try {
         const own = ownRules('job_status', context);
         if (id === undefined) {
@@ -274,7 +278,7 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
         // A wait stopped by context.signal answers with the job as it is now.
         const { waitMs: _waitMs, until: _until, untilPort: _untilPort, ...now } = read;
         return await withOwnLocks('job_status', say.callLabel('job_status', id), own, context, () => [target], async () =>
-          jobResult(await unlessAborted(runtime.status(id, read), context.signal, () => runtime.status(id, now))),
+          jobResult(afterCut(await unlessAborted(runtime.status(id, read), context.signal, () => runtime.status(id, now)), capped)),
         );
       } catch (error) {
         return errorAnswer('job_status', error);
@@ -406,5 +410,6 @@ function seconds(value: number): number {
 }
 
 export type { JsonSchema, ToolContext, ToolResult };
+export { waitingText } from './wait-cap.js';
 export type { ApprovalAnswer, ApprovalRequest, Approver } from './approval.js';
 export type { BackgroundToolInput, JobKillToolInput, JobStatusToolInput } from './schema.js';
