@@ -7,23 +7,14 @@
  * carry `structuredContent` that validates against each tool's `outputSchema`. And the scenarios a
  * model meets: a dev server ready (by its line, or silent, by its port) that crashes after 2 s.
  */
-import net from 'node:net';
 import { Ajv } from 'ajv';
 import { ErrorCode, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { connectMcp, textOf } from '../helpers/mcp.js';
 import { modeRows } from '../helpers/modes.js';
+import { freePort } from '../helpers/net.js';
 
 const CAP = { HEPH_JOBS_MCP_WAIT_CAP_MS: '1500' };
-
-/** A TCP port nothing listens on right now (the kernel's pick, released at once). */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 describe.each(modeRows())('the model through heph-jobs mcp (%s)', (mode, skip) => {
   it.skipIf(skip)('without a progress token, a wait past the cap is cut below the client timeout, and the answer says how to wait on', async () => {

@@ -9,28 +9,8 @@ import net from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { createTools } from '../../src/index.js';
 import { modeRows } from '../helpers/modes.js';
+import { accepts, freePort } from '../helpers/net.js';
 import { startRuntime } from '../helpers/runtime.js';
-
-/** A TCP port nothing listens on right now (the kernel's pick, released at once). */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-/** Whether a TCP connection to 127.0.0.1:`port` is accepted (the kernel's own answer). */
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
 
 /** A server that prints nothing, listening on `port` after `delay` seconds. */
 function silentServer(port: number, delay = 0.5): string {
