@@ -93,16 +93,27 @@ function listData(list: JobListReport): Record<string, unknown> {
   return { jobs: list.jobs.map(jobData), running: list.running, maxJobs: list.maxJobs };
 }
 
+/** A notice as a tool result may carry it (createTools' notices of jobs that ended or started): its line. */
+type NoticeLike = string | { text: string };
+
+/**
+ * The notices a result carries, as their lines (they also end `text`). Read through NoticeLike,
+ * so that this holds whether the tools give notices or not.
+ */
+function noticeLines(result: ToolResult): { notices?: string[] } {
+  const notices = (result as { notices?: readonly NoticeLike[] }).notices;
+  if (!Array.isArray(notices) || notices.length === 0) return {};
+  return { notices: notices.map((notice) => (typeof notice === 'string' ? notice : notice.text)) };
+}
+
 /** `result` as the MCP result: the text, and the same as structured content. */
 export function mcpResult(result: ToolResult): CallToolResult {
-  // Pending notices, when the tools carry them (createTools' notices): listed as data too.
-  const notices = (result as { notices?: unknown }).notices;
   const structured = {
     text: result.text,
     ...(result.job ? { job: jobData(result.job) } : {}),
     ...(result.list ? { list: listData(result.list) } : {}),
     ...(result.stopped ? { stopped: jobData(result.stopped) } : {}),
-    ...(Array.isArray(notices) && notices.length > 0 ? { notices: notices.map(String) } : {}),
+    ...noticeLines(result),
   };
   return { content: [{ type: 'text', text: result.text }], structuredContent: structured, ...(result.isError ? { isError: true } : {}) };
 }
