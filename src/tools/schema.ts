@@ -34,6 +34,7 @@ export interface JobStatusToolInput {
   max_bytes?: number;
   wait?: number;
   until?: string;
+  filter?: string;
 }
 
 export interface JobKillToolInput {
@@ -169,7 +170,12 @@ export function jobStatusSchema(limits: SchemaLimits): ToolSchema {
           type: 'integer',
           minimum: -1,
           maximum: MAX_JOB_ID,
-          description: 'Only lines after this line number (a read\'s "next"; -1: from the start).',
+          description: 'Lines after this line number (-1: from the start); with lines: the first N.',
+        },
+        // Its length is checked with the pattern (patternProblem), in a sentence naming the field.
+        filter: {
+          type: 'string',
+          description: 'Only lines matching this RE2 regex, numbered.',
         },
         max_bytes: {
           type: 'integer',
