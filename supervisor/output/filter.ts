@@ -50,6 +50,8 @@ export async function filterOutput(source: () => ReadSource, pattern: LinePatter
   let notSearched = 0;
   /** Without limit: the newest matches so far (trimmed to `tail` now and then). With: all shown. */
   let found: OutputLine[] = [];
+  /** The matches this read returns. */
+  const shown: OutputLine[] = [];
   let budget = maxBytes;
   let limitedByBytes = false;
   /** With limit: the page is full (by count or bytes); later matches are only counted. */
@@ -78,15 +80,14 @@ export async function filterOutput(source: () => ReadSource, pattern: LinePatter
       return true;
     }
     limitedByBytes = true;
-    if (found.length > 0 || (limit === undefined && shown.length > 0)) return false;
+    const first = limit === undefined ? shown.length === 0 : found.length === 0;
+    if (!first) return false;
     const text = clipUtf8(line.text, budget);
     line.clippedBytes = bytes - Buffer.byteLength(text, 'utf8');
     line.text = text;
     budget = 0;
     return true;
   };
-  const shown: OutputLine[] = [];
-
   let slice = Date.now();
   const pause = async (): Promise<void> => {
     if (Date.now() - slice < SLICE_MS) return;

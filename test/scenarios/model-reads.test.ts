@@ -120,6 +120,11 @@ describe('reads that do not repeat (issue 13, item 2)', () => {
     expect(readOnCall(more)).toEqual({ id, since: 14 });
   });
 
+  it('createTools refuses a reads mode it does not know, naming both', async () => {
+    const runtime = await startRuntime('process-group');
+    expect(() => createTools(runtime, { reads: 'all' as 'new' })).toThrow('createTools option reads must be "tail" or "new"; received the string "all"');
+  });
+
   it('lines with since shows the first N lines after since, and reads on after them', async () => {
     const runtime = await startRuntime('process-group');
     const tools = createTools(runtime, { approve });
