@@ -16,8 +16,7 @@
  */
 import type { LinePattern } from '../../src/protocol/pattern.js';
 import type { OutputLine, OutputRead } from '../../src/protocol/output.js';
-import { checkInteger } from '../../src/protocol/describe.js';
-import { outputLine, type ReadSource } from './read.js';
+import { DEFAULT_READ_BYTES, DEFAULT_TAIL, option, outputLine, type ReadSource } from './read.js';
 import { clipUtf8 } from './render.js';
 
 export interface FilterOptions {
@@ -33,9 +32,6 @@ export interface FilterOptions {
 
 /** Matching time after which the scan lets the event loop run. */
 const SLICE_MS = 10;
-
-const DEFAULT_TAIL = 50;
-const DEFAULT_READ_BYTES = 64 * 1024;
 
 /** `source()` is asked again after each pause: the ring may have moved on meanwhile. */
 export async function filterOutput(source: () => ReadSource, pattern: LinePattern, options: FilterOptions): Promise<OutputRead> {
@@ -147,8 +143,4 @@ export async function filterOutput(source: () => ReadSource, pattern: LinePatter
     limitedByBytes,
     matched,
   };
-}
-
-function option(name: string, value: unknown, fallback: number, min: number): number {
-  return value === undefined ? fallback : checkInteger(`read option ${name}`, value, min, Number.MAX_SAFE_INTEGER);
 }
