@@ -96,6 +96,18 @@ describe('reads that do not repeat (issue 13, item 2)', () => {
     expect(outputLines(await tools.job_status.run({ id, lines: 2 }))).toEqual(['> 99', '> 100']);
   });
 
+  it("reads: 'new' counts background's own answer as shown", async () => {
+    const runtime = await startRuntime('process-group');
+    const tools = createTools(runtime, { approve, reads: 'new' });
+    const started = await tools.background.run({ command: 'seq 1 10', wait: 20 });
+    expect(outputLines(started)).toEqual(range(1, 10).map((n) => `> ${n}`));
+    await ended(runtime, 0);
+    expect(await tools.job_status.run({ id: 0 })).toContain('(nothing new: all 10 lines of its output were shown before)');
+    // Negative control: tools in the default mode show the tail again.
+    const tail = createTools(runtime, { approve });
+    expect(outputLines(await tail.job_status.run({ id: 0 }))).toEqual(range(1, 10).map((n) => `> ${n}`));
+  });
+
   it('a since read always ends with the call that reads on, and that call reads on', async () => {
     const runtime = await startRuntime('process-group');
     const tools = createTools(runtime, { approve });
