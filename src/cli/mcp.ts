@@ -56,7 +56,9 @@ export function mcpTool(tool: ToolDefinition): Tool {
 /** Serves until the client disconnects; resolves with how the session ended. */
 export async function serveMcp(options: McpOptions): Promise<SessionEnd> {
   const { session, log } = options;
-  const tools = createTools(session.runtime, { approve: async () => 'once' });
+  // reads: 'new': a client's model keeps every answer in its context, so a read shows only what no
+  // answer showed before (lines: N still shows the last N).
+  const tools = createTools(session.runtime, { approve: async () => 'once', reads: 'new' });
   const waitCapMs = options.waitCapMs ?? waitCapFromEnv(process.env);
   const server = new Server({ name: 'heph-jobs', version: options.version }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
 

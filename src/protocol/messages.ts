@@ -117,6 +117,10 @@ export const REQUESTS = {
       tail: optional(integer(0)),
       since: optional(integer(-1)),
       maxBytes: optional(integer(1)),
+      /** With `since`: at most this many lines (a page); the reply's `next` starts the next one. */
+      limit: optional(integer(0)),
+      /** Only the kept lines that match (supervisor/output/filter.ts): the newest `tail`, or with `limit` the first after `since`. */
+      filter: optional(object({ source: string(), flags: string() })),
       wait: optional(readWait),
     }),
   }),

@@ -45,6 +45,13 @@ export interface JobReport {
   since: number | null;
   /** How a wait before the read ended; null when there was none. */
   waited: WaitOutcome | null;
+  /** The pattern (its source) of a filtered read: `output.lines` are the lines that match. */
+  filter?: string;
+  /**
+   * A read of new lines only (createTools `reads: 'new'`): the last line these tools had shown;
+   * `output` holds only lines after it, and the unseen ones it leaves out are counted as skipped.
+   */
+  unseenAfter?: number;
   /** What a waiting job waits for (its locks); empty in every other state. */
   wants: LockResourceFacts[];
   /** The job's timeout, in milliseconds, when that timeout stopped it; null otherwise. */
@@ -76,6 +83,8 @@ export interface ReportContext {
   since?: number;
   /** How a wait before this read ended (job_status / background with wait). */
   waited?: WaitOutcome;
+  /** The pattern of a filtered read, when `output` came from one. */
+  filter?: string;
   /** What the kill this report answers found. */
   kill?: KillOutcome;
 }
@@ -140,9 +149,11 @@ function oneLine(text: string): string {
   return text.replace(/\r?\n|\r/g, (match) => (match === '\r' ? '\\r' : '\\n'));
 }
 
-function outputLine(line: OutputLine & { clippedBytes?: number }): string {
+/** `> text`, `! text` for stderr; `numbered`: `> 153: text` (the number `since` takes). */
+function outputLine(line: OutputLine & { clippedBytes?: number }, numbered = false): string {
   const mark = line.stream === 'stderr' ? '! ' : '> ';
-  return `${mark}${line.text}${say.outputLineNotes(line.cutBytes, line.clippedBytes ?? 0)}`;
+  const number = numbered ? `${line.seq}: ` : '';
+  return `${mark}${number}${line.text}${say.outputLineNotes(line.cutBytes, line.clippedBytes ?? 0)}`;
 }
 
 /** The line before the output that says what came earlier and whether it can still be read. */
@@ -159,7 +170,45 @@ function earlierLine(report: JobReport, output: OutputSnapshot, dialect: Dialect
   return say.earlierLines(facts, dialect);
 }
 
+/** A filtered read: what matched, then the matching lines with their numbers. */
+function filteredSection(report: JobReport, output: OutputSnapshot, pattern: string, dialect: Dialect): string[] {
+  const facts = {
+    id: report.id,
+    pattern,
+    matched: output.matched ?? output.lines.length,
+    shown: output.lines.length,
+    dropped: output.dropped,
+    page: report.since !== null,
+    filledRead: output.limitedByBytes,
+  };
+  const lines = [say.filterNote(facts, dialect), ...output.lines.map((line) => outputLine(line, true))];
+  if (report.since !== null) lines.push(say.readOnFrom(report.id, output.next, dialect, false, pattern));
+  return lines;
+}
+
+/** A read of new lines only: the unseen head lines, what was skipped, the newest new lines. */
+function newLinesSection(report: JobReport, output: OutputSnapshot, after: number, dialect: Dialect): string[] {
+  if (output.head.length === 0 && output.lines.length === 0) {
+    if (output.totalLines === 0) return [say.noOutput(report.state === 'running' ? 'yet' : 'ever')];
+    return [say.nothingNew(output.totalLines)];
+  }
+  const lines = output.head.map((line) => outputLine(line));
+  const from = Math.max(after, output.head.at(-1)?.seq ?? after);
+  const first = output.lines[0];
+  const firstShown = first === undefined || first.partial ? output.totalLines : first.seq;
+  const skipped = firstShown - from - 1;
+  if (skipped > 0) {
+    // A tail read's `dropped` is the ring's first line: those before it are no longer kept.
+    const gone = Math.max(0, Math.min(output.dropped, firstShown) - (from + 1));
+    lines.push(say.unseenSkipped(report.id, from, skipped, gone, dialect));
+  }
+  for (const line of output.lines) lines.push(outputLine(line));
+  return lines;
+}
+
 function outputSection(report: JobReport, output: OutputSnapshot, dialect: Dialect): string[] {
+  if (report.filter !== undefined) return filteredSection(report, output, report.filter, dialect);
+  if (report.unseenAfter !== undefined) return newLinesSection(report, output, report.unseenAfter, dialect);
   const lines: string[] = [];
   // The first lines of a job (the first fatal error is often early), when the tail no longer
   // shows them; the "earlier lines" note below them separates them from the tail.
@@ -171,13 +220,12 @@ function outputSection(report: JobReport, output: OutputSnapshot, dialect: Diale
   if (earlier !== null) lines.push(earlier);
   for (const line of output.lines) lines.push(outputLine(line));
   const cursorRead = report.since !== null;
-  if (cursorRead && output.limitedByBytes) {
-    lines.push(say.readOnFrom(report.id, output.next, dialect));
-  }
   if (output.lines.length === 0 && earlier === null) {
     if (cursorRead) lines.push(say.noOutput('since-last-read'));
     else if (output.totalLines === 0) lines.push(say.noOutput(report.state === 'running' ? 'yet' : 'ever'));
   }
+  // A cursor read always ends with the call that reads on from where it stopped.
+  if (cursorRead) lines.push(say.readOnFrom(report.id, output.next, dialect, output.limitedByBytes));
   return lines;
 }
 
@@ -220,6 +268,7 @@ export function buildReport(record: JobRecord, output: OutputSnapshot | null, co
     output,
     since: output && context.since !== undefined ? context.since : null,
     waited: context.waited ?? null,
+    ...(output && context.filter !== undefined ? { filter: context.filter } : {}),
     wants: state === 'waiting' ? record.wants.map(({ resource, mode }) => ({ resource, mode })) : [],
     timedOutAfterMs: record.timedOut ? (record.input.timeoutMs ?? 0) : null,
     ...(context.kill ? { kill: context.kill } : {}),

@@ -36,10 +36,16 @@ export interface BackgroundInput {
 }
 
 export interface StatusOptions {
-  /** How many of the last lines to show. Default: 50. */
+  /** How many of the last lines to show. Default: 50. With `since`: the first N lines after it (a
+   * page; the report's `output.next` starts the next one). */
   lines?: number;
   /** Lines after this sequence number (a cursor read). */
   since?: number;
+  /** A regular expression (or its source): only the kept lines that match, each with its number
+   * (`seq`), the newest `lines` (default 50) of them, or with `since` the first `lines` after it;
+   * `output.matched` counts them all. Run by RE2 in the supervisor, as `until` is. With `waitMs`,
+   * the read after the wait is filtered. */
+  filter?: RegExp | string;
   /** Bound on the bytes of output returned, at most `settings.maxReadBytes` (about 15.5 MiB with
    * the default limits: every reply must fit in one frame of the channel). Default: 65536. */
   maxBytes?: number;

@@ -211,12 +211,15 @@ export class JobRuntime {
     const record = this.jobs.find(id);
     const tail = integerOption('lines', options.lines, DEFAULT_TAIL_LINES, 0, 1_000_000);
     const since = options.since === undefined ? undefined : integerOption('since', options.since, -1, -1, Number.MAX_SAFE_INTEGER);
+    const filter = options.filter === undefined ? undefined : checkedPattern(options.filter, 'filter');
+    // With since, lines is a page size; a filtered page has the default size when none is given.
+    const limit = options.lines !== undefined || filter !== undefined ? tail : undefined;
     const maxBytes = integerOption('maxBytes', options.maxBytes, DEFAULT_MAX_BYTES, 1, this.options.maxReadBytes);
     const waitMs = options.waitMs === undefined ? undefined : integerOption('waitMs', options.waitMs, 0, 0, MAX_WAIT_MS);
     const until = options.until === undefined ? undefined : checkedPattern(options.until);
     const port = portOption(options.untilPort);
     const wait = waitMs === undefined ? undefined : { ms: waitMs, until, from: since, port };
-    return this.jobs.pinned(record, () => this.reads.report(record, { tail, since, maxBytes }, wait));
+    return this.jobs.pinned(record, () => this.reads.report(record, { tail, since, maxBytes, limit, filter }, wait));
   }
 
   /** One report (without output) per job, oldest first. */

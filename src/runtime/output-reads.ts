@@ -13,11 +13,14 @@ import type { JobStates } from './job-states.js';
 import { DEFAULT_MAX_BYTES, DEFAULT_TAIL_LINES } from './options.js';
 import type { SupervisorClient } from './supervisor-client.js';
 
-/** Which lines a read returns: the last `tail`, or those after `since`, within `maxBytes`. */
+/** Which lines a read returns: the last `tail`, or those after `since` (at most `limit`), within
+ * `maxBytes`; with `filter`, only the lines that match. */
 export interface OutputReadRequest {
   tail: number;
   since: number | undefined;
   maxBytes: number;
+  limit?: number | undefined;
+  filter?: PatternSpec | undefined;
 }
 
 /** A wait before the read: up to `ms`, for the job's end or (with `until`) a new matching line
@@ -81,6 +84,7 @@ export class OutputReads {
     return buildReport(record, reply?.output ?? null, {
       maxJobs: this.context.maxJobs,
       ...(read.since === undefined ? {} : { since: read.since }),
+      ...(read.filter === undefined ? {} : { filter: read.filter.source }),
       ...(waited ? { waited } : {}),
       ...(kill ? { kill } : {}),
     });
@@ -97,6 +101,8 @@ export class OutputReads {
           tail: read.tail,
           ...(read.since === undefined ? {} : { since: read.since }),
           maxBytes: read.maxBytes,
+          ...(read.since === undefined || read.limit === undefined ? {} : { limit: read.limit }),
+          ...(read.filter === undefined ? {} : { filter: read.filter }),
           ...(wait ? { wait } : {}),
         },
       });

@@ -45,7 +45,8 @@ import { definitionsFor, type FlavorDefinitions, type SchemaFlavor } from './fla
 import { validate, type JsonSchema } from './validate.js';
 import { approvalGate, type Approver } from './approval.js';
 import { checkContext, contextResolver, unlessAborted, type ToolContext } from './context.js';
-import { errorAnswer, jobResult, listResult, refusal, type ToolResult } from './result.js';
+import { errorAnswer, jobResult as reportResult, listResult, refusal, type ToolResult } from './result.js';
+import { ShownLines, type ReadAsked, type ReadsMode } from './shown-lines.js';
 import { afterCut, capWait } from './wait-cap.js';
 
 export interface ToolDefinition {
@@ -74,6 +75,15 @@ export interface CreateToolsOptions {
   rules?: LockRules;
   /** Context for calls that give none (or leave a field out). Default: the runtime's cwd and env, no ref. */
   defaults?: ToolContext;
+  /**
+   * What `job_status {"id"}` (no `lines`, `since` or `filter`) shows. `tail` (default): the last 50
+   * lines. `new`: only the lines no earlier answer of these tools showed (`background`'s included),
+   * the newest 50 at most, with how many unseen lines it skipped and the `since` call that reads
+   * them; with nothing new, one line saying so with the total count. Either way the head lines
+   * (the first 20, kept from the start) are shown until these tools have shown them once, and
+   * `lines: N` shows the last N and nothing else.
+   */
+  reads?: ReadsMode;
 }
 
 export interface Tools {
@@ -117,6 +127,13 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
   const resolve = contextResolver(checkContext('createTools option defaults', options.defaults ?? {}), runtime.settings);
   const ask = approvalGate(approve);
   const limits = { maxJobs: runtime.settings.maxJobs, outputLines: runtime.settings.outputLines };
+  if (options.reads !== undefined && options.reads !== 'tail' && options.reads !== 'new') throw new TypeError(say.toolsConfig.badReads(options.reads));
+  const shown = new ShownLines(options.reads ?? 'tail');
+
+  /** A report as the answer, shown as these tools show reads (src/tools/shown-lines.ts). */
+  function jobResult(report: JobReport, asked?: ReadAsked): ToolResult {
+    return reportResult(shown.present(report, asked));
+  }
 
   /** The tool's own rules for this call (throws BadLockRuleError / BadResourceError). */
   function ownRules(tool: string, context: ToolContext & { cwd: string }): readonly NormalizedResource[] {
@@ -249,15 +266,18 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
     async call(input, callContext) {
       const checked = validate<JobStatusToolInput>(st.check, input ?? {});
       if (!checked.ok) return refusal(say.badInput('job_status', checked.problem, st.check));
-      const { id, lines, since, max_bytes: maxBytes, wait, until, until_port: untilPort } = checked.value;
-      const badPattern = until === undefined ? null : patternProblem(until);
+      const { id, lines, since, max_bytes: maxBytes, wait, until, until_port: untilPort, filter } = checked.value;
+      const badPattern = (until === undefined ? null : patternProblem(until)) ?? (filter === undefined ? null : patternProblem(filter, 'filter'));
       if (badPattern !== null) return refusal(say.badInput('job_status', badPattern, st.check));
-      if (id === undefined && (lines !== undefined || since !== undefined || maxBytes !== undefined || wait !== undefined || until !== undefined || untilPort !== undefined)) {
+      const waitField = wait !== undefined || until !== undefined || untilPort !== undefined;
+      if (id === undefined && (lines !== undefined || since !== undefined || maxBytes !== undefined || waitField || filter !== undefined)) {
         return refusal(say.linesWithoutId());
       }
+      const asked = { lines, since, filter };
       const read = {
         ...(lines === undefined ? {} : { lines }),
         ...(since === undefined ? {} : { since }),
+        ...(filter === undefined ? {} : { filter }),
         ...(maxBytes === undefined ? {} : { maxBytes }),
         ...(wait === undefined ? {} : { waitMs: seconds(wait) }),
         ...(until === undefined ? {} : { until }),
@@ -278,7 +298,7 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
         // A wait stopped by context.signal answers with the job as it is now.
         const { waitMs: _waitMs, until: _until, untilPort: _untilPort, ...now } = read;
         return await withOwnLocks('job_status', say.callLabel('job_status', id), own, context, () => [target], async () =>
-          jobResult(afterCut(await unlessAborted(runtime.status(id, read), context.signal, () => runtime.status(id, now)), capped)),
+          jobResult(afterCut(await unlessAborted(runtime.status(id, read), context.signal, () => runtime.status(id, now)), capped), asked),
         );
       } catch (error) {
         return errorAnswer('job_status', error);
@@ -359,7 +379,8 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
     'job_restart',
     jobRestartSchema(),
     async ({ id }) => {
-      const { stopped, started } = await runtime.restart(id);
+      const { stopped, started: report } = await runtime.restart(id);
+      const started = shown.present(report);
       return { text: `${stopped.header}\n${started.text}`, isError: false, job: started, stopped };
     },
     true,

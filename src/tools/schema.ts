@@ -36,6 +36,7 @@ export interface JobStatusToolInput {
   wait?: number;
   until?: string;
   until_port?: number;
+  filter?: string;
 }
 
 export interface JobKillToolInput {
@@ -63,21 +64,21 @@ export const MAX_READ_BYTES = 65_536;
 /** Largest text one job_input call writes. */
 export const MAX_INPUT_BYTES = 1024 * 1024;
 
-function waitProperties(what: string): Record<string, JsonSchema> {
+function waitProperties(): Record<string, JsonSchema> {
   return {
     wait: {
       type: 'number',
       minimum: 0,
       maximum: MAX_WAIT_SECONDS,
-      description: `Seconds to wait${what} before answering (at most ${MAX_WAIT_SECONDS}); ends early when the job ends or "until" matches.`,
+      description: `Seconds to wait, at most ${MAX_WAIT_SECONDS}; ends early when the job ends or until/until_port is met.`,
     },
     until: {
       type: 'string',
       minLength: 1,
       maxLength: MAX_PATTERN_CHARS,
-      description: 'With wait: answer when an output line matches this RE2 regex, e.g. "ready".',
+      description: 'Answer when a new output line matches this RE2 regex, e.g. "ready".',
     },
-    until_port: { type: 'integer', minimum: 1, maximum: 65_535, description: 'With wait: answer once the job listens on this TCP port.' },
+    until_port: { type: 'integer', minimum: 1, maximum: 65_535, description: 'Answer once the job listens on this TCP port.' },
   };
 }
 
@@ -135,7 +136,7 @@ function backgroundProperties(): Record<string, JsonSchema> {
       maximum: MAX_TIMEOUT_SECONDS,
       description: 'Stop the job after this many seconds.',
     },
-    ...waitProperties(''),
+    ...waitProperties(),
   };
 }
 
@@ -156,7 +157,7 @@ export function backgroundSchema(limits: SchemaLimits): ToolSchema {
 
 export function jobStatusSchema(limits: SchemaLimits): ToolSchema {
   return toolSchema(
-    `A job's state and last output lines (of which the last ${limits.outputLines} are kept); without id, ` +
+    `A job's state and last output lines (the last ${limits.outputLines} are kept); without id, ` +
       'every job. Only reads.',
     {
       type: 'object',
@@ -172,7 +173,12 @@ export function jobStatusSchema(limits: SchemaLimits): ToolSchema {
           type: 'integer',
           minimum: -1,
           maximum: MAX_JOB_ID,
-          description: 'Only lines after this line number (a read\'s "next"; -1: from the start).',
+          description: 'Lines after this line number (-1: from the start); with lines: the first N.',
+        },
+        // Its length is checked with the pattern (patternProblem), in a sentence naming the field.
+        filter: {
+          type: 'string',
+          description: 'Only lines matching this RE2 regex, numbered.',
         },
         max_bytes: {
           type: 'integer',
@@ -180,7 +186,7 @@ export function jobStatusSchema(limits: SchemaLimits): ToolSchema {
           maximum: MAX_READ_BYTES,
           description: `Bound on the text returned, at most ${MAX_READ_BYTES}.`,
         },
-        ...waitProperties(' for the job'),
+        ...waitProperties(),
       },
       additionalProperties: false,
       examples: [{}, { id: 0 }, { id: 0, lines: 500 }],
@@ -196,7 +202,7 @@ export function jobKillSchema(): ToolSchema {
       signal: {
         type: 'string',
         enum: ['INT', 'TERM', 'KILL'],
-        description: 'TERM (default): SIGTERM, grace, SIGKILL. INT: SIGINT only, like Ctrl-C. KILL: at once.',
+        description: 'TERM (default): SIGTERM, grace, SIGKILL. INT: SIGINT only. KILL: at once.',
       },
       grace: {
         type: 'number',
@@ -216,7 +222,7 @@ export function jobInputSchema(): ToolSchema {
     type: 'object',
     properties: {
       id: jobId('Job number.'),
-      text: { type: 'string', maxLength: MAX_INPUT_BYTES, description: 'Text to write as given; end a line with "\\n".' },
+      text: { type: 'string', maxLength: MAX_INPUT_BYTES, description: 'Text to write; end a line with "\\n".' },
       close: { type: 'boolean', description: 'Close stdin after writing.' },
     },
     required: ['id'],
@@ -226,7 +232,7 @@ export function jobInputSchema(): ToolSchema {
 }
 
 export function jobRestartSchema(): ToolSchema {
-  return toolSchema('Stop a job and start its command again with the same options, as a new job.', {
+  return toolSchema('Stop a job and run its command again, same options, as a new job.', {
     type: 'object',
     properties: { id: jobId('Job number.') },
     required: ['id'],

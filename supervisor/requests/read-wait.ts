@@ -10,7 +10,7 @@
  */
 import { InvalidInputError } from '../../src/protocol/errors.js';
 import type { OutputRead, ReadWait, WaitResult } from '../../src/protocol/messages.js';
-import { compileLinePattern, type LinePattern, type PatternProblem } from '../../src/protocol/pattern.js';
+import { compileLinePattern, type LinePattern, type PatternProblem, type PatternSpec } from '../../src/protocol/pattern.js';
 
 /** What a wait needs of a job. */
 export interface WaitableJob {
@@ -42,25 +42,26 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 /** Matching time after which a scan lets the event loop run before it goes on. */
 const MATCH_SLICE_MS = 10;
 
-/** Why the supervisor refuses a pattern (the runtime checked it first: only a bare caller sees this). */
-function refusal(problem: PatternProblem): string {
+/** Why the supervisor refuses a pattern in `field` (the runtime checked it first: only a bare caller sees this). */
+function refusal(problem: PatternProblem, field: string): string {
   switch (problem.kind) {
     case 'shape':
-      return `until must be 1 to ${problem.maxChars} characters`;
+      return `${field} must be 1 to ${problem.maxChars} characters`;
     case 'unsupported':
-      return `until is not a pattern RE2 runs: it uses a ${problem.construct} ${problem.text}`;
+      return `${field} is not a pattern RE2 runs: it uses a ${problem.construct} ${problem.text}`;
     case 'flags':
-      return `until has flags RE2 does not run: ${JSON.stringify(problem.flags)}`;
+      return `${field} has flags RE2 does not run: ${JSON.stringify(problem.flags)}`;
     case 'syntax':
-      return `until is not a valid regular expression: ${problem.reason}`;
+      return `${field} is not a valid regular expression: ${problem.reason}`;
     case 'too-complex':
-      return `until compiles to ${problem.instructions} instructions, more than ${problem.max}`;
+      return `${field} compiles to ${problem.instructions} instructions, more than ${problem.max}`;
   }
 }
 
-function compile(until: NonNullable<ReadWait['until']>): LinePattern {
-  const compiled = compileLinePattern(until);
-  if (!compiled.ok) throw new InvalidInputError(refusal(compiled.problem));
+/** The pattern of request field `field` (`until`, `filter`), compiled; else InvalidInputError. */
+export function compilePattern(spec: PatternSpec, field: string): LinePattern {
+  const compiled = compileLinePattern(spec);
+  if (!compiled.ok) throw new InvalidInputError(refusal(compiled.problem, field));
   return compiled.pattern;
 }
 
@@ -84,7 +85,7 @@ export async function waitOnOutput(job: WaitableJob, wait: ReadWait, drainMs: nu
     waitedMs: Date.now() - started,
     ...(line === undefined ? {} : { line }),
   });
-  const pattern = wait.until ? compile(wait.until) : null;
+  const pattern = wait.until ? compilePattern(wait.until, 'until') : null;
   const listens = wait.port === undefined ? () => false : job.portCheck(wait.port);
   // Without a port the timer is the deadline; with one, also the next look for the listener.
   const nextTimer = (until: number) => (wait.port === undefined ? until : Math.min(until, Date.now() + PORT_POLL_MS));

@@ -44,13 +44,17 @@ describe.each(modeRows())('heph-jobs mcp (%s)', (mode, skip) => {
       ]);
       const read = await client.callTool({ name: 'job_status', arguments: { id: 0 } });
       expect(read.isError).toBeFalsy();
-      expect(textOf(read)).toMatch(/^job 0 running .*\n> hello\n/);
+      // The server's tools read with reads: 'new': what background showed is not shown again, and
+      // lines: N shows the last N.
+      expect(textOf(read)).toMatch(/^job 0 running .*\n\(nothing new: all 1 line of its output was shown before\)\n/);
+      const again = await client.callTool({ name: 'job_status', arguments: { id: 0, lines: 1 } });
+      expect(textOf(again)).toMatch(/^job 0 running .*\n> hello\n/);
       expect(oracle.closed).toBe(false); // negative control: the job holds the FIFO
       const killed = await client.callTool({ name: 'job_kill', arguments: { id: 0 } });
       expect(killed.isError).toBeFalsy();
       expect(textOf(killed).split('\n')).toEqual([
         expect.stringMatching(/^job 0 killed SIGTERM \d+:\d\d exec 9>.*echo hello; exec sleep 60$/),
-        '> hello',
+        '(nothing new: all 1 line of its output was shown before)',
         'job 0 has ended; its output stays readable with job_status {"id": 0}.',
       ]);
       await oracle.waitEof();

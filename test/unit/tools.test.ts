@@ -111,7 +111,7 @@ describe('schemas', () => {
     // The bounds are the validator's (the schema a model is shown has none: tool-flavors.test.ts).
     expect(describeAccepted(jobStatusSchema(limits).check)).toBe(
       '{"id"?: whole number from 0 to 9007199254740991, "lines"?: whole number from 0 to 1000000, ' +
-        '"since"?: whole number from -1 to 9007199254740991, "max_bytes"?: whole number from 1 to 65536, ' +
+        '"since"?: whole number from -1 to 9007199254740991, "filter"?: string, "max_bytes"?: whole number from 1 to 65536, ' +
         '"wait"?: number from 0 to 600, "until"?: string of 1 to 1000 characters, "until_port"?: whole number from 1 to 65535}',
     );
     expect(tools.all.map((tool) => `${tool.name}:${tool.level}`)).toEqual(['background:2', 'job_status:0', 'job_kill:2', 'job_input:2', 'job_restart:2']);
@@ -157,7 +157,7 @@ describe('tool errors are answers', () => {
     ['job_status', { id: 1e300 }, /id must be a whole number from 0 to 9007199254740991; received the number 1e\+300\./],
     ['job_status', { id: '0.5' }, /id must be a whole number .*received the string "0\.5"\./],
     ['job_status', { id: 0, lines: -5 }, /lines must be a whole number from 0 to 1000000; received the number -5\./],
-    ['job_status', { id: 0, lines: 10, follow: true }, /unknown field "follow" \(the accepted fields are "id", "lines", "since", "max_bytes", "wait", "until", "until_port"\)/],
+    ['job_status', { id: 0, lines: 10, follow: true }, /unknown field "follow" \(the accepted fields are "id", "lines", "since", "filter", "max_bytes", "wait", "until", "until_port"\)/],
     ['job_status', { id: 0, until: '(' }, /^job_status: bad input: until is not a regular expression RE2 can compile \(missing closing \): .*\); wait patterns are matched by RE2[^.]*\. Nothing was run\.$/],
     ['job_status', { lines: 10 }, /^job_status: bad input: "lines" needs an "id".* Use \{"id": 0, "lines": 200\} for one job, or \{\} to list every job\.$/],
     ['job_status', { id: 5 }, /^job_status: there is no job 5\. The jobs are 0\. job_status \{\} lists every job\.$/],
