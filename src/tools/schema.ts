@@ -22,6 +22,7 @@ export interface BackgroundToolInput {
   locks?: string[];
   stdin?: boolean;
   merge?: boolean;
+  tty?: boolean;
   timeout?: number;
   wait?: number;
   until?: string;
@@ -126,6 +127,7 @@ function backgroundProperties(): Record<string, JsonSchema> {
     },
     stdin: { type: 'boolean', description: 'Keep stdin open for job_input.' },
     merge: { type: 'boolean', description: 'stdout and stderr as one stream, in order.' },
+    tty: { type: 'boolean', description: 'On a terminal: output unbuffered, prompts work.' },
     timeout: {
       type: 'number',
       exclusiveMinimum: 0,
@@ -209,7 +211,7 @@ export function jobKillSchema(): ToolSchema {
 }
 
 export function jobInputSchema(): ToolSchema {
-  return toolSchema('Write to the stdin of a job started with "stdin": true, and/or close it.', {
+  return toolSchema('Write to the stdin of a job started with "stdin" or "tty": true, and/or close it.', {
     type: 'object',
     properties: {
       id: jobId('Job number.'),
