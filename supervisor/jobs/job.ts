@@ -39,6 +39,8 @@ export interface JobHooks {
 /** The one read buffer of the supervisor (a pipe holds at most 1 MiB; we grow each job's so). */
 const READ_BUFFER_BYTES = 256 * 1024;
 const sharedReadBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
+/** Where stdout is read when a stderr chunk comes in (the stderr chunk is in the shared buffer). */
+const stdoutCatchUpBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
 
 /** How soon a cgroup that could not be removed yet (EBUSY) is tried again. */
 const RELEASE_RETRY_MS = 2;
@@ -55,6 +57,8 @@ export class SupervisedJob implements WaitableJob {
   cleanedUp = false;
   private readonly streams: net.Socket[] = [];
   private stdin: JobInput | null = null;
+  /** The stdout pipe while stdout and stderr are apart: read before each stderr chunk is kept. */
+  private stdoutPipe: { fd: number; stream: net.Socket } | null = null;
   /** A `tty: true` job's terminal: the master it reads and writes, and the slave it keeps open. */
   private terminal: JobTerminal | null = null;
   private pidfd = -1;
@@ -419,6 +423,30 @@ export class SupervisedJob implements WaitableJob {
     for (const stream of this.streams) stream.destroy(); // the master's (a terminal job has no other)
   }
 
+  /**
+   * Two pipes keep no order between them: what both hold when the supervisor reads has no order
+   * the kernel could tell. One promise is kept: a stderr line is never shown before a stdout line
+   * written before it (a build's "Build failed" never lands above its last "compiling ..." line).
+   * A stderr chunk has just been read; every stdout line written before any of its lines is in the
+   * stdout pipe by now, so stdout is read to empty first (at most the pipe's 1 MiB) and kept
+   * ahead of it. A stderr line may still come after stdout lines written after it.
+   */
+  private catchUpStdout(): void {
+    const pipe = this.stdoutPipe;
+    if (!pipe || pipe.stream.destroyed || pipe.stream.readableEnded) return;
+    for (;;) {
+      let bytes: number;
+      try {
+        bytes = fs.readSync(pipe.fd, stdoutCatchUpBuffer, 0, stdoutCatchUpBuffer.length, null);
+      } catch {
+        return; // EAGAIN: empty
+      }
+      if (bytes <= 0) return; // EOF: libuv sees it on its next read
+      this.ring.push('stdout', stdoutCatchUpBuffer.subarray(0, bytes));
+      if (bytes < stdoutCatchUpBuffer.length) return;
+    }
+  }
+
   private attachOutput(fd: number, name: 'stdout' | 'stderr', terminal = false): net.Socket {
     // Reads land in one buffer shared by every stream of every job (the ring copies what it keeps
     // before push returns, and reads run one at a time on this thread), so a flood allocates
@@ -429,6 +457,7 @@ export class SupervisedJob implements WaitableJob {
       onread: {
         buffer: sharedReadBuffer,
         callback: (bytes: number, buffer: Uint8Array) => {
+          if (name === 'stderr') this.catchUpStdout();
           this.ring.push(name, Buffer.from(buffer.buffer, buffer.byteOffset, bytes));
           this.changedSoon();
           return true;
@@ -440,6 +469,7 @@ export class SupervisedJob implements WaitableJob {
       : new net.Socket({ fd, readable: true, writable: false, ...options } as net.SocketConstructorOpts);
     // A terminal's read stream starts only when asked (tty.ReadStream's manualStart).
     if (terminal) stream.resume();
+    else if (name === 'stdout') this.stdoutPipe = { fd, stream };
     stream.on('end', () => {
       this.ring.end(name);
       this.changedSoon();
