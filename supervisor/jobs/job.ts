@@ -92,6 +92,7 @@ export class SupervisedJob implements WaitableJob {
       cgroup: reply.cgroup,
       pipes: new Set(reply.pipes),
       pidfd: spawned.pidfd,
+      ...(terminal ? { terminal: terminal.path } : {}),
     };
     this.pidfd = spawned.pidfd;
     this.hadStdin = spawned.stdin >= 0 || terminal !== null;

@@ -125,6 +125,21 @@ describe.each(modeRows())('tty: true, through the tools (%s)', (mode, skip) => {
     }
   });
 
+  it.skipIf(skip)('a process that left the session and cleared its environment but holds the terminal is stopped too', async () => {
+    const runtime = await startRuntime(mode);
+    const tools = createTools(runtime, approveAll);
+    const dir = tempDir();
+    // `env -i setsid -f`: no marker, another session, reparented to the supervisor once the
+    // shell exits; its fds 0-2 are still the job's terminal (a pipe job's escaper keeps its pipes).
+    const command = `env -i setsid -f /bin/sh -c 'echo $$ > ${dir}/escaper; exec sleep 300'; exec sleep 300`;
+    const started = await tools.background.call({ command, tty: true });
+    const escaper = see(Number((await waitForFile(path.join(dir, 'escaper'))).trim()));
+    expect(fs.readlinkSync(`/proc/${escaper.pid}/fd/1`)).toMatch(/^\/dev\/pts\/\d+$/);
+    expect(isReaped(escaper)).toBe(false);
+    await tools.job_kill.run({ id: started.job!.id });
+    expect(isReaped(escaper)).toBe(true);
+  });
+
   it.skipIf(skip)('job_kill on a terminal job leaves no process, no cgroup member, no holder of the FIFO', async () => {
     const runtime = await startRuntime(mode);
     const tools = createTools(runtime, approveAll);
