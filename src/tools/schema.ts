@@ -14,6 +14,7 @@
 import { MAX_RESOURCE_LENGTH } from '../locks/index.js';
 import { MAX_COMMAND_BYTES } from '../runtime/options.js';
 import { MAX_PATTERN_CHARS } from '../protocol/pattern.js';
+import { TERMINAL_COLUMNS, TERMINAL_ROWS } from '../protocol/terminal.js';
 import { coreSchema } from './flavors.js';
 import type { JsonSchema } from './validate.js';
 
@@ -127,7 +128,7 @@ function backgroundProperties(): Record<string, JsonSchema> {
     },
     stdin: { type: 'boolean', description: 'Keep stdin open for job_input.' },
     merge: { type: 'boolean', description: 'stdout and stderr as one stream, in order.' },
-    tty: { type: 'boolean', description: 'On a terminal: output unbuffered, prompts work.' },
+    tty: { type: 'boolean', description: `On a ${TERMINAL_COLUMNS}x${TERMINAL_ROWS} terminal: output unbuffered, prompts work.` },
     timeout: {
       type: 'number',
       exclusiveMinimum: 0,

@@ -4,14 +4,7 @@
  */
 import fs from 'node:fs';
 import { native } from '../native.js';
-
-/**
- * The window every job terminal has (TIOCSWINSZ; `stty size` says "40 120"). 120 columns: wide
- * enough that tables and compiler messages are not wrapped, narrow enough that a progress bar
- * drawn across the width stays a short line. It never changes: nobody resizes this terminal.
- */
-export const TERMINAL_COLUMNS = 120;
-export const TERMINAL_ROWS = 40;
+import { TERMINAL_COLUMNS, TERMINAL_ROWS } from '../../src/protocol/terminal.js';
 
 /**
  * Echo stays on, as on any terminal: the transcript then reads as a person saw it (`name? bob`,
