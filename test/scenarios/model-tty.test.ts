@@ -11,10 +11,10 @@ import { describe, expect, it } from 'vitest';
 import { createTools, type JobRuntime } from '../../src/index.js';
 import { cgroupOf } from '../../supervisor/platform/procfs.js';
 import { cgroup2Mounts } from '../../supervisor/platform/cgroup.js';
-import { EofOracle, isReaped, see, waitForFile } from '../helpers/kernel.js';
+import { EofOracle, isReaped, see, waitForFile, waitUntil } from '../helpers/kernel.js';
 import { modeRows } from '../helpers/modes.js';
 import { startRuntime, tempDir, waitForOutput } from '../helpers/runtime.js';
-import { waitFor } from '../../src/testing.js';
+import { killSupervisor, settledLostCleanups, waitFor } from '../../src/testing.js';
 
 /** The host's environment without the variable that would unbuffer Python on its own. */
 function bufferedEnv(): NodeJS.ProcessEnv {
@@ -139,6 +139,36 @@ describe.each(modeRows())('tty: true, through the tools (%s)', (mode, skip) => {
     await tools.job_kill.run({ id: started.job!.id });
     expect(isReaped(escaper)).toBe(true);
   });
+
+  it.skipIf(skip)(
+    mode === 'cgroup'
+      ? 'after a supervisor crash, a process that left the session but holds the terminal is stopped through its cgroup'
+      : 'after a supervisor crash, a process that left the session and cleared its environment survives, as the README says',
+    async () => {
+      const runtime = await startRuntime(mode);
+      const tools = createTools(runtime, approveAll);
+      const dir = tempDir();
+      const command = `env -i setsid -f /bin/sh -c 'trap "" HUP; echo $$ > ${dir}/escaper; exec sleep 300'; exec sleep 300`;
+      const started = await tools.background.call({ command, tty: true });
+      const escaper = see(Number((await waitForFile(path.join(dir, 'escaper'))).trim()));
+      try {
+        killSupervisor(runtime, 'SIGKILL');
+        await waitFor(runtime, () => runtime.list().find((job) => job.id === started.job!.id)?.state === 'lost', 10_000);
+        await settledLostCleanups(runtime);
+        if (mode === 'cgroup') {
+          await waitUntil(() => isReaped(escaper), 'the escaper reaped', 10_000);
+          return;
+        }
+        // A terminal's name (/dev/pts/N) is reused once its last holder is gone, so unlike a pipe's
+        // inode it cannot name a dead supervisor's job safely: the fresh supervisor does not use it.
+        expect(isReaped(escaper)).toBe(false);
+      } finally {
+        // The test stops what it started (checked to be the same process first).
+        if (!isReaped(escaper)) process.kill(escaper.pid, 'SIGKILL');
+        await waitUntil(() => isReaped(escaper), 'the escaper reaped after SIGKILL');
+      }
+    },
+  );
 
   it.skipIf(skip)('job_kill on a terminal job leaves no process, no cgroup member, no holder of the FIFO', async () => {
     const runtime = await startRuntime(mode);
