@@ -31,6 +31,20 @@ async function waitCleanedUp(runtime: JobRuntime, id: number): Promise<void> {
   if (!done) throw new Error(`job ${id} not cleaned up; list:\n${runtime.list().map((job) => job.header).join('\n')}`);
 }
 
+/**
+ * A tty job whose other process ran `env -i setsid -f`: no marker, another session, reparented to
+ * the supervisor once the shell exits (to init if the supervisor dies); its fds 0-2 are still the
+ * job's terminal (as a pipe job's escaper keeps its pipes). It ignores SIGHUP, the terminal's
+ * hang-up signal, which it would not get anyway in a session of its own.
+ */
+async function startTerminalEscaper(tools: ReturnType<typeof createTools>) {
+  const dir = tempDir();
+  const command = `env -i setsid -f /bin/sh -c 'trap "" HUP; echo $$ > ${dir}/escaper; exec sleep 300'; exec sleep 300`;
+  const started = await tools.background.call({ command, tty: true });
+  const escaper = see(Number((await waitForFile(path.join(dir, 'escaper'))).trim()));
+  return { started, escaper };
+}
+
 describe.each(modeRows())('tty: true, through the tools (%s)', (mode, skip) => {
   it.skipIf(skip)('a program that buffers into a pipe shows its line on a terminal, and nothing without one', async () => {
     const runtime = await startRuntime(mode, { env: bufferedEnv() });
@@ -128,12 +142,7 @@ describe.each(modeRows())('tty: true, through the tools (%s)', (mode, skip) => {
   it.skipIf(skip)('a process that left the session and cleared its environment but holds the terminal is stopped too', async () => {
     const runtime = await startRuntime(mode);
     const tools = createTools(runtime, approveAll);
-    const dir = tempDir();
-    // `env -i setsid -f`: no marker, another session, reparented to the supervisor once the
-    // shell exits; its fds 0-2 are still the job's terminal (a pipe job's escaper keeps its pipes).
-    const command = `env -i setsid -f /bin/sh -c 'echo $$ > ${dir}/escaper; exec sleep 300'; exec sleep 300`;
-    const started = await tools.background.call({ command, tty: true });
-    const escaper = see(Number((await waitForFile(path.join(dir, 'escaper'))).trim()));
+    const { started, escaper } = await startTerminalEscaper(tools);
     expect(fs.readlinkSync(`/proc/${escaper.pid}/fd/1`)).toMatch(/^\/dev\/pts\/\d+$/);
     expect(isReaped(escaper)).toBe(false);
     await tools.job_kill.run({ id: started.job!.id });
@@ -146,11 +155,7 @@ describe.each(modeRows())('tty: true, through the tools (%s)', (mode, skip) => {
       : 'after a supervisor crash, a process that left the session and cleared its environment survives, as the README says',
     async () => {
       const runtime = await startRuntime(mode);
-      const tools = createTools(runtime, approveAll);
-      const dir = tempDir();
-      const command = `env -i setsid -f /bin/sh -c 'trap "" HUP; echo $$ > ${dir}/escaper; exec sleep 300'; exec sleep 300`;
-      const started = await tools.background.call({ command, tty: true });
-      const escaper = see(Number((await waitForFile(path.join(dir, 'escaper'))).trim()));
+      const { started, escaper } = await startTerminalEscaper(createTools(runtime, approveAll));
       try {
         killSupervisor(runtime, 'SIGKILL');
         await waitFor(runtime, () => runtime.list().find((job) => job.id === started.job!.id)?.state === 'lost', 10_000);
