@@ -601,7 +601,7 @@ export const inputProblem = {
   badJobId: (value: unknown) => `a job id is a whole number from 0 up; received ${describeValue(value)}`,
   textNotAString: (value: unknown) => `text must be a string; received ${describeValue(value)}`,
   badSignal: (value: unknown, accepted: readonly string[]) => `signal must be one of ${accepted.join(', ')}; received ${describeValue(value)}`,
-  noStdinPipe: (id: number) => `job ${id} was started without a stdin pipe, so its stdin is /dev/null; start it with stdin: true to write to it`,
+  noStdinPipe: (id: number) => `job ${id} was started without a stdin pipe, so its stdin is /dev/null; start it with stdin: true (or tty: true) to write to it`,
   stdinNotRead: (id: number, state: string) => `job ${id} is not running (${state}); nothing reads its stdin any more`,
 };
 

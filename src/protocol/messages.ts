@@ -106,6 +106,8 @@ export const REQUESTS = {
       env: array(string()),
       stdin: boolean(),
       merge: boolean(),
+      /** On a pseudo-terminal: one stream; the terminal is stdin, stdout and stderr. */
+      tty: optional(boolean()),
       shell: string(),
     }),
   }),

@@ -15,6 +15,10 @@ export interface BackgroundInput {
   stdin?: boolean;
   /** One interleaved stream for stdout and stderr. Default: false. */
   merge?: boolean;
+  /** Run on a pseudo-terminal (120 columns, 40 rows, echo on, TERM=dumb): programs line-buffer and
+   * prompt as in a terminal, the output is one stream in the order written, and `input` writes
+   * to the terminal (`stdin` and `merge` do not apply). Default: false. */
+  tty?: boolean;
   /** Resources the job holds from before it spawns until its cleanup is complete. Default: none. */
   locks?: readonly ResourceSpec[];
   /** The ref (branch/worktree name) the call belongs to, for messages. */

@@ -111,7 +111,7 @@ export class JobRuntime {
     const until = input.until === undefined ? undefined : checkedPattern(input.until);
     const untilPort = portOption(input.untilPort);
     const id = this.jobs.takeId();
-    const record = newJobRecord(id, { command, cwd, env: input.env, stdin: input.stdin === true, merge: input.merge === true, locks: wants, ref: input.ref, timeoutMs });
+    const record = newJobRecord(id, { command, cwd, env: input.env, stdin: input.stdin === true, merge: input.merge === true, tty: input.tty === true, locks: wants, ref: input.ref, timeoutMs });
     this.jobs.add(record);
     this.changes.notify();
     try {
@@ -131,7 +131,7 @@ export class JobRuntime {
       record.supervisorPid = supervisor.pid;
       record.containment = supervisor.hello?.containment.mode ?? null;
       const reply = await supervisor.request('spawn', {
-        params: { job: id, command, cwd, env, stdin: input.stdin === true, merge: input.merge === true, shell: this.options.shell },
+        params: { job: id, command, cwd, env, stdin: input.stdin === true, merge: input.merge === true, tty: input.tty === true, shell: this.options.shell },
       });
       record.pid = reply.pid;
       record.pidStart = reply.start;
@@ -168,6 +168,7 @@ export class JobRuntime {
       ...(input.env ? { env: input.env } : {}),
       stdin: input.stdin,
       merge: input.merge,
+      tty: input.tty,
       locks: input.locks,
       ...(input.ref ? { ref: input.ref } : {}),
       ...(input.timeoutMs ? { timeoutMs: input.timeoutMs } : {}),
@@ -180,7 +181,7 @@ export class JobRuntime {
     const record = this.jobs.find(id);
     const text = options.text ?? '';
     if (typeof text !== 'string') throw new InvalidInputError(inputProblem.textNotAString(text));
-    if (!record.input.stdin) {
+    if (!record.input.stdin && !record.input.tty) {
       throw new InvalidInputError(inputProblem.noStdinPipe(id));
     }
     const supervisor = this.supervisorOf(record);

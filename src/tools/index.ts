@@ -213,7 +213,7 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
     async call(input, callContext) {
       const checked = validate<BackgroundToolInput>(bg.check, input);
       if (!checked.ok) return refusal(say.badInput('background', checked.problem, bg.check));
-      const { command, locks: asked, stdin, merge, timeout, wait, until, until_port: untilPort } = checked.value;
+      const { command, locks: asked, stdin, merge, tty, timeout, wait, until, until_port: untilPort } = checked.value;
       const badPattern = until === undefined ? null : patternProblem(until);
       if (badPattern !== null) return refusal(say.badInput('background', badPattern, bg.check));
       const problem = commandProblem(command);
@@ -231,6 +231,7 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
           command,
           ...(stdin === undefined ? {} : { stdin }),
           ...(merge === undefined ? {} : { merge }),
+          ...(tty === undefined ? {} : { tty }),
           ...(timeout === undefined ? {} : { timeoutMs: seconds(timeout) }),
           ...(capped === undefined ? {} : { waitMs: capped.waitMs }),
           ...(until === undefined ? {} : { until }),

@@ -14,6 +14,7 @@
 import { MAX_RESOURCE_LENGTH } from '../locks/index.js';
 import { MAX_COMMAND_BYTES } from '../runtime/options.js';
 import { MAX_PATTERN_CHARS } from '../protocol/pattern.js';
+import { TERMINAL_COLUMNS, TERMINAL_ROWS } from '../protocol/terminal.js';
 import { coreSchema } from './flavors.js';
 import type { JsonSchema } from './validate.js';
 
@@ -22,6 +23,7 @@ export interface BackgroundToolInput {
   locks?: string[];
   stdin?: boolean;
   merge?: boolean;
+  tty?: boolean;
   timeout?: number;
   wait?: number;
   until?: string;
@@ -130,6 +132,7 @@ function backgroundProperties(): Record<string, JsonSchema> {
     },
     stdin: { type: 'boolean', description: 'Keep stdin open for job_input.' },
     merge: { type: 'boolean', description: 'stdout and stderr as one stream, in order.' },
+    tty: { type: 'boolean', description: `On a ${TERMINAL_COLUMNS}x${TERMINAL_ROWS} terminal: output unbuffered, prompts work.` },
     timeout: {
       type: 'number',
       exclusiveMinimum: 0,
@@ -218,7 +221,7 @@ export function jobKillSchema(): ToolSchema {
 }
 
 export function jobInputSchema(): ToolSchema {
-  return toolSchema('Write to the stdin of a job started with "stdin": true, and/or close it.', {
+  return toolSchema('Write to the stdin of a job started with "stdin" or "tty": true, and/or close it.', {
     type: 'object',
     properties: {
       id: jobId('Job number.'),

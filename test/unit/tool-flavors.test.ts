@@ -123,7 +123,7 @@ describe('tools.definitions', () => {
   it('openai-strict: optional fields are unions with null (null among an enum’s values), required ones are not', () => {
     const [background, , jobKill] = tools().definitions({ flavor: 'openai-strict' });
     const bg = background!.function.parameters as { properties: Record<string, Node>; required: string[] };
-    expect(bg.required).toEqual(['command', 'locks', 'stdin', 'merge', 'timeout', 'wait', 'until', 'until_port']);
+    expect(bg.required).toEqual(['command', 'locks', 'stdin', 'merge', 'tty', 'timeout', 'wait', 'until', 'until_port']);
     expect(bg.properties.command!.type).toBe('string');
     expect(bg.properties.timeout!.type).toEqual(['number', 'null']);
     expect(bg.properties.locks).toMatchObject({ type: ['array', 'null'], items: { type: 'string' } });

@@ -135,7 +135,7 @@ describe('validate', () => {
     [{}, 'command is required and missing'],
     [{ command: 5 }, 'command must be a string of 1 to 131071 characters; received the number 5'],
     [{ command: '' }, 'command must be a string of 1 to 131071 characters; received the string ""'],
-    [{ command: 'x', cwd: '/' }, 'unknown field "cwd" (the accepted fields are "command", "locks", "stdin", "merge", "timeout", "wait", "until", "until_port")'],
+    [{ command: 'x', cwd: '/' }, 'unknown field "cwd" (the accepted fields are "command", "locks", "stdin", "merge", "tty", "timeout", "wait", "until", "until_port")'],
     [{ command: 'x', locks: 'port:1' }, 'locks must be an array of at most 32 strings of 1 to 1024 characters; received the string "port:1"'],
     [{ command: 'x', locks: ['port:1', 2] }, 'locks[1] must be a string of 1 to 1024 characters; received the number 2'],
     [{ command: 'x', locks: Array(33).fill('port:1') }, 'locks must be an array of at most 32 strings of 1 to 1024 characters; received an array of 33'],
@@ -168,7 +168,7 @@ describe('tool errors are answers', () => {
     ['background', { command: 'a\0b' }, /^background: bad input: command contains a NUL character/],
     ['background', { command: 'é'.repeat(70_000) }, /^background: bad input: command is 140000 bytes long; at most 131071 bytes are accepted\. Put a long script in a file/],
     ['background', { command: 'x', locks: ['Port:1'] }, /^background: bad lock: bad lock resource "Port:1": the kind "Port" may only contain lowercase letters.* Nothing was started\.$/],
-    ['background', { command: 'x', shell: 'bash' }, /^background: bad input: unknown field "shell" \(the accepted fields are "command", "locks", "stdin", "merge", "timeout", "wait", "until", "until_port"\)\. Nothing was run\.$/],
+    ['background', { command: 'x', shell: 'bash' }, /^background: bad input: unknown field "shell" \(the accepted fields are "command", "locks", "stdin", "merge", "tty", "timeout", "wait", "until", "until_port"\)\. Nothing was run\.$/],
     ['background', { command: 'x', timeout: 0 }, /timeout must be a number above 0 and up to 604800; received the number 0/],
   ] as const)('%s %j', async (name, input, answer) => {
     const { runtime, calls } = fakeRuntime(jobs);
