@@ -72,15 +72,15 @@ function waitProperties(): Record<string, JsonSchema> {
       type: 'number',
       minimum: 0,
       maximum: MAX_WAIT_SECONDS,
-      description: `Seconds to wait, at most ${MAX_WAIT_SECONDS}; ends early when the job ends or until/until_port is met.`,
+      description: `Seconds to wait (max ${MAX_WAIT_SECONDS}) for the end, until or until_port.`,
     },
     until: {
       type: 'string',
       minLength: 1,
       maxLength: MAX_PATTERN_CHARS,
-      description: 'Answer when a new output line matches this RE2 regex, e.g. "ready".',
+      description: 'RE2 regex a new line must match, e.g. "ready".',
     },
-    until_port: { type: 'integer', minimum: 1, maximum: 65_535, description: 'Answer once the job listens on this TCP port.' },
+    until_port: { type: 'integer', minimum: 1, maximum: 65_535, description: 'TCP port the job must listen on.' },
   };
 }
 
@@ -122,13 +122,13 @@ function backgroundProperties(): Record<string, JsonSchema> {
       type: 'string',
       minLength: 1,
       maxLength: MAX_COMMAND_BYTES,
-      description: 'Shell command line, e.g. "npm run dev".',
+      description: 'Shell command, e.g. "npm run dev".',
     },
     locks: {
       type: 'array',
       maxItems: MAX_CALL_LOCKS,
       items: { type: 'string', minLength: 1, maxLength: MAX_RESOURCE_LENGTH },
-      description: 'Resources the job holds while it runs, e.g. ["port:5173"]; it waits until it can hold them all.',
+      description: 'Resources held while it runs, e.g. ["port:5173"]; it starts once all are free.',
     },
     stdin: { type: 'boolean', description: 'Keep stdin open for job_input.' },
     merge: { type: 'boolean', description: 'stdout and stderr as one stream, in order.' },
@@ -145,9 +145,8 @@ function backgroundProperties(): Record<string, JsonSchema> {
 
 export function backgroundSchema(limits: SchemaLimits): ToolSchema {
   return toolSchema(
-    'Start a long-running shell command (dev server, watcher, long build) as a job; answers with its job ' +
-      'number and first output. Read it with job_status, stop it with job_kill. ' +
-      `At most ${limits.maxJobs} jobs run at once. For a command whose result you need now (tests, a build), use the shell tool.`,
+    'Run a long-running shell command (dev server, watcher) as a job; answers with its number and first output. ' +
+      `At most ${limits.maxJobs} jobs run at once. For a result you need now (tests, a build), use the shell tool.`,
     {
       type: 'object',
       properties: backgroundProperties(),
@@ -187,7 +186,7 @@ export function jobStatusSchema(limits: SchemaLimits): ToolSchema {
           type: 'integer',
           minimum: 1,
           maximum: MAX_READ_BYTES,
-          description: `Bound on the text returned, at most ${MAX_READ_BYTES}.`,
+          description: `Max bytes returned (${MAX_READ_BYTES}).`,
         },
         ...waitProperties(),
       },
