@@ -1,4 +1,5 @@
-// The reaper thread. See waitid(2), prctl(2) PR_SET_CHILD_SUBREAPER.
+// The reaper thread. See waitid(2), prctl(2) PR_SET_CHILD_SUBREAPER, proc(5)
+// (/proc/PID/task/TID/children).
 //
 // Protocol that makes attribution race-free: the thread first *peeks* with WEXITED|WNOWAIT, which
 // leaves the child a zombie so its pid cannot be reused; it then takes the child-table lock (spawn
@@ -6,16 +7,21 @@
 // reaps that one pid. A child the spawn path reaped itself (exec failed) yields ECHILD and is skipped.
 #include "reaper.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <mutex>
+#include <string>
 #include <system_error>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "args.h"
 #include "errors.h"
@@ -111,7 +117,95 @@ void ReapLoop() {
   }
 }
 
+// Appends the pids listed in one /proc/self/task/TID/children file (opened relative to the task
+// directory). False when the file is missing while its thread is still there: this kernel was
+// built without the children files (CONFIG_PROC_CHILDREN). A thread that ended while we looked
+// has nothing to add.
+bool AppendThreadChildren(int task_dir, const char* tid, std::vector<pid_t>& out) {
+  std::string file = std::string(tid) + "/children";
+  int fd = openat(task_dir, file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    std::string stat_file = std::string(tid) + "/stat";
+    return !(errno == ENOENT && faccessat(task_dir, stat_file.c_str(), F_OK, 0) == 0);
+  }
+  std::string text;
+  char buffer[4096];
+  for (;;) {
+    ssize_t got = read(fd, buffer, sizeof buffer);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    text.append(buffer, static_cast<size_t>(got));
+  }
+  close(fd);
+  pid_t pid = 0;
+  bool in_number = false;
+  for (char c : text) {
+    if (c >= '0' && c <= '9') {
+      pid = pid * 10 + (c - '0');
+      in_number = true;
+    } else if (in_number) {
+      out.push_back(pid);
+      pid = 0;
+      in_number = false;
+    }
+  }
+  if (in_number) out.push_back(pid);
+  return true;
+}
+
 }  // namespace
+
+// hasZombieChild() -> true while some child of this process (of any of its threads) has exited
+// and is not reaped yet. A peek: WNOWAIT leaves the child for the reaper thread.
+Napi::Value HasZombieChild(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  siginfo_t peek{};
+  int rc;
+  do rc = waitid(P_ALL, 0, &peek, WEXITED | WNOHANG | WNOWAIT | __WALL);
+  while (rc != 0 && errno == EINTR);
+  if (rc != 0) {
+    if (errno == ECHILD) return Napi::Boolean::New(env, false);
+    throw ErrnoError(env, errno, "waitid");
+  }
+  return Napi::Boolean::New(env, peek.si_pid != 0);
+}
+
+// adoptedChildren() -> the pids of this process's children (zombies included) that spawn did not
+// start, or started and the reaper has reaped: the orphans reparented to us as the subreaper. One
+// read of /proc/self/task/TID/children per thread, then the job leaders taken out under the
+// child-table lock (which keeps a registered pid from being reaped, so it still names the leader).
+// null when this kernel has no children files.
+Napi::Value AdoptedChildren(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  DIR* tasks = opendir("/proc/self/task");
+  if (tasks == nullptr) throw ErrnoError(env, errno, "opendir", "/proc/self/task");
+  std::vector<pid_t> children;
+  bool have_files = true;
+  for (;;) {
+    errno = 0;
+    struct dirent* entry = readdir(tasks);
+    if (entry == nullptr) break;
+    if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+    if (!AppendThreadChildren(dirfd(tasks), entry->d_name, children)) {
+      have_files = false;
+      break;
+    }
+  }
+  int err = errno;
+  closedir(tasks);
+  if (!have_files) return env.Null();
+  if (err != 0) throw ErrnoError(env, err, "readdir", "/proc/self/task");
+  std::vector<pid_t> adopted;
+  {
+    std::lock_guard<std::mutex> table(State().table_mutex);
+    for (pid_t pid : children) {
+      if (State().tokens.count(pid) == 0) adopted.push_back(pid);
+    }
+  }
+  Napi::Array result = Napi::Array::New(env, adopted.size());
+  for (size_t i = 0; i < adopted.size(); i++) result.Set(static_cast<uint32_t>(i), Napi::Number::New(env, adopted[i]));
+  return result;
+}
 
 std::mutex& ChildTableLock() { return State().table_mutex; }
 

@@ -54,7 +54,9 @@ export class CgroupStrategy implements ContainmentStrategy {
   }
 
   members(job: JobIdentity): number[] {
-    return job.cgroup ? cgroupTreePids(job.cgroup) : [];
+    // "populated 0" covers the cgroups below too: one small read instead of a walk of the tree
+    // (the usual case once the leader has exited).
+    return job.cgroup && native.cgroupPopulated(job.cgroup) ? cgroupTreePids(job.cgroup) : [];
   }
 
   signalAll(job: JobIdentity, signal: number): void {

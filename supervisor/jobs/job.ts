@@ -3,7 +3,6 @@
  * and the way from "leader exited" or "kill requested" to "cleaned up": every process gone and reaped,
  * the cgroup removed, the output drained.
  */
-import fs from 'node:fs';
 import net from 'node:net';
 import { constants as os } from 'node:os';
 import { native } from '../native.js';
@@ -13,7 +12,6 @@ import type { ContainmentStrategy, JobIdentity } from '../containment/index.js';
 import { OutputRing, type ReadOptions, type OutputRead } from '../output/index.js';
 import type { WaitableJob } from '../requests/read-wait.js';
 import { jobMarker } from '../names.js';
-import { processStartTime } from '../platform/procfs.js';
 import { stopAbandoned } from './abandon.js';
 import { injectFault } from './faults.js';
 import { hasZombieChildren } from './zombies.js';
@@ -147,8 +145,8 @@ export class SupervisedJob implements WaitableJob {
     }
     const reply: SpawnReply = {
       pid: spawned.pid,
-      start: leaderStart(spawned),
-      pipes: pipeInodes(spawned),
+      start: spawned.start,
+      pipes: spawned.pipes,
       cgroup,
       method: spawned.method,
       startedAt: Date.now(),
@@ -413,21 +411,6 @@ export class SupervisedJob implements WaitableJob {
     stream.on('error', () => this.ring.end(name));
     this.streams.push(stream);
   }
-}
-
-/**
- * The leader's start time, read while a pidfd shows it unreaped: the read came first, so it was
- * of the leader, not of a process that got its pid after our reaper thread reaped it. Null when
- * it was reaped already.
- */
-function leaderStart(spawned: { pid: number; pidfd: number }): string | null {
-  const start = processStartTime(spawned.pid);
-  return start !== null && native.pidfdSendSignal(spawned.pidfd, 0) ? start : null;
-}
-
-/** Inodes of the pipes the job's processes got as stdin, stdout and stderr. */
-function pipeInodes(spawned: { stdin: number; stdout: number; stderr: number }): number[] {
-  return [spawned.stdin, spawned.stdout, spawned.stderr].filter((fd) => fd >= 0).map((fd) => fs.fstatSync(fd).ino);
 }
 
 /** Runs `fn` once the event loop has polled for I/O at least once more. */
