@@ -135,6 +135,9 @@ bool AppendThreadChildren(int task_dir, const char* tid, std::vector<pid_t>& out
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) break;
     text.append(buffer, static_cast<size_t>(got));
+    // A seq_file read fills the buffer unless it reached the end: a short read was all of it
+    // (one system call per thread saved; these files are read on every cleanup check).
+    if (static_cast<size_t>(got) < sizeof buffer) break;
   }
   close(fd);
   pid_t pid = 0;
