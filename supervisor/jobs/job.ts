@@ -49,6 +49,8 @@ export class SupervisedJob implements WaitableJob {
   /** Every process of the job is gone and reaped, its cgroup removed (the runtime's `cleanedUp`). */
   cleanedUp = false;
   private readonly streams: net.Socket[] = [];
+  /** Output pipes not wrapped in sockets yet (see wrapOutputs). */
+  private rawOutputs: { fd: number; name: 'stdout' | 'stderr' }[];
   private stdin: net.Socket | null = null;
   private pidfd = -1;
   private stopWatching: () => void = () => {};
@@ -83,34 +85,58 @@ export class SupervisedJob implements WaitableJob {
     };
     this.pidfd = spawned.pidfd;
     this.hadStdin = spawned.stdin >= 0;
+    this.rawOutputs = [{ fd: spawned.stdout, name: 'stdout' }];
+    if (spawned.stderr >= 0) this.rawOutputs.push({ fd: spawned.stderr, name: 'stderr' });
   }
 
   /**
-   * The steps after the spawn, each of which may fail (a socket on a pipe, the watch that meets
-   * inotify's limit): the pipes wrapped, the watch set. On a failure the pipes not yet wrapped are
-   * closed here; the wrapped ones are the job's (discard closes them).
+   * The steps after the spawn that the reply waits for, each of which may fail (a socket on the
+   * stdin pipe, the watch that meets inotify's limit). On a failure the stdin pipe is closed here
+   * if it was not wrapped yet; the rest is discard's.
    */
-  private setUp(spawned: { stdin: number; stdout: number; stderr: number }): void {
-    const unwrapped = new Set([spawned.stdout, spawned.stderr, spawned.stdin].filter((fd) => fd >= 0));
+  private setUp(spawned: { stdin: number }): void {
     try {
-      this.attachOutput(spawned.stdout, 'stdout');
-      unwrapped.delete(spawned.stdout);
-      if (spawned.stderr >= 0) this.attachOutput(spawned.stderr, 'stderr');
-      unwrapped.delete(spawned.stderr);
       if (spawned.stdin >= 0) this.stdin = new net.Socket({ fd: spawned.stdin, readable: false, writable: true });
-      unwrapped.delete(spawned.stdin);
-      // EPIPE when the job stops reading: nothing to do, the job decides what it reads.
-      this.stdin?.on('error', () => {});
-      injectFault('job-watch');
-      this.stopWatching = this.strategy.watch(this.identity, () => this.poke());
     } catch (error) {
-      for (const fd of unwrapped) native.closeFd(fd);
+      native.closeFd(spawned.stdin);
       throw error;
+    }
+    // EPIPE when the job stops reading: nothing to do, the job decides what it reads.
+    this.stdin?.on('error', () => {});
+    injectFault('job-watch');
+    this.stopWatching = this.strategy.watch(this.identity, () => this.poke());
+  }
+
+  /**
+   * Wraps the output pipes in sockets, once the spawn's reply is out: a socket costs tens of
+   * microseconds, and nothing is lost meanwhile (what the job writes waits in the pipe, and its
+   * exit is reported only after a later poll, see leaderReaped). Requests about the job come
+   * later still. Should a wrap fail, the job is stopped: a job whose output cannot be read must
+   * not run on unseen.
+   */
+  private wrapOutputs(): void {
+    const raw = this.rawOutputs.splice(0);
+    if (this.isDrained) {
+      for (const { fd } of raw) native.closeFd(fd);
+      return;
+    }
+    try {
+      while (raw.length > 0) {
+        this.attachOutput(raw[0]!.fd, raw[0]!.name);
+        raw.shift();
+      }
+    } catch {
+      for (const { fd, name } of raw) {
+        native.closeFd(fd);
+        this.ring.end(name);
+      }
+      this.cleanup ??= this.stop('KILL', 0);
     }
   }
 
   /** A job whose setup failed: its pipes closed, every process killed and reaped, its cgroup gone. */
   private discard(): Promise<void> {
+    for (const { fd } of this.rawOutputs.splice(0)) native.closeFd(fd);
     for (const stream of this.streams) stream.destroy();
     this.stdin?.destroy();
     this.stdin = null;
@@ -162,6 +188,7 @@ export class SupervisedJob implements WaitableJob {
         details: nativeDetails(error),
       });
     }
+    setImmediate(() => job.wrapOutputs());
     return job;
   }
 

@@ -2,7 +2,7 @@
  * Item 12 of issue 12: a job whose setup fails after its leader was spawned (an inotify ENOSPC
  * from fs.watch on its cgroup.events, say) must not stay running, unregistered, holding the
  * supervisor's descriptors. The failure is injected (HEPH_JOBS_INJECT_FAULT=job-watch) at the
- * last step of the setup, after the pipes are wrapped; the oracles are kernel truth: a FIFO every
+ * last step of the setup, after the stdin pipe is wrapped; the oracles are kernel truth: a FIFO every
  * job process holds reaches EOF, the supervisor has no child left (not even a zombie), and its
  * /proc/PID/fd is as it was before the spawn.
  */
