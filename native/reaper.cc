@@ -7,14 +7,15 @@
 // reaps that one pid. A child the spawn path reaped itself (exec failed) yields ECHILD and is skipped.
 #include "reaper.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <string>
@@ -46,6 +47,9 @@ struct Reaped {
 struct ReaperState {
   std::mutex table_mutex;
   std::unordered_map<pid_t, double> tokens;
+  // Threads that have spawned a child (by thread id): with the main thread, the only ones whose
+  // /proc children files can list a child of ours (see AdoptedChildren).
+  std::vector<pid_t> spawning_threads;
   pthread_mutex_t sleep_mutex = PTHREAD_MUTEX_INITIALIZER;
   pthread_cond_t have_children = PTHREAD_COND_INITIALIZER;
   bool spawned_since_echild = false;
@@ -117,17 +121,14 @@ void ReapLoop() {
   }
 }
 
-// Appends the pids listed in one /proc/self/task/TID/children file (opened relative to the task
-// directory). False when the file is missing while its thread is still there: this kernel was
-// built without the children files (CONFIG_PROC_CHILDREN). A thread that ended while we looked
-// has nothing to add.
-bool AppendThreadChildren(int task_dir, const char* tid, std::vector<pid_t>& out) {
-  std::string file = std::string(tid) + "/children";
-  int fd = openat(task_dir, file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    std::string stat_file = std::string(tid) + "/stat";
-    return !(errno == ENOENT && faccessat(task_dir, stat_file.c_str(), F_OK, 0) == 0);
-  }
+// Appends the pids listed in /proc/self/task/TID/children. False when the file is missing while
+// its thread is still there: this kernel was built without the children files
+// (CONFIG_PROC_CHILDREN). A thread that has ended has nothing to add (the kernel gave its children
+// to another thread of ours, the main one first).
+bool AppendThreadChildren(pid_t tid, std::vector<pid_t>& out) {
+  std::string task = "/proc/self/task/" + std::to_string(tid);
+  int fd = open((task + "/children").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return !(errno == ENOENT && access((task + "/stat").c_str(), F_OK) == 0);
   std::string text;
   char buffer[4096];
   for (;;) {
@@ -174,30 +175,26 @@ Napi::Value HasZombieChild(const Napi::CallbackInfo& info) {
 }
 
 // adoptedChildren() -> the pids of this process's children (zombies included) that spawn did not
-// start, or started and the reaper has reaped: the orphans reparented to us as the subreaper. One
-// read of /proc/self/task/TID/children per thread, then the job leaders taken out under the
-// child-table lock (which keeps a registered pid from being reaped, so it still names the leader).
-// null when this kernel has no children files.
+// start, or started and the reaper has reaped: the orphans reparented to us as the subreaper. Then
+// the job leaders are taken out under the child-table lock (which keeps a registered pid from
+// being reaped, so it still names the leader). null when this kernel has no children files.
+// A child is listed in the children file of the thread that cloned it, and an orphan in that of
+// the first live thread of the subreaper, the main one (kernel/exit.c, find_new_reaper and
+// find_alive_thread): so the main thread's file and those of the threads that spawned are all
+// there is to read, not one per thread of the process (13 in the supervisor).
 Napi::Value AdoptedChildren(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  DIR* tasks = opendir("/proc/self/task");
-  if (tasks == nullptr) throw ErrnoError(env, errno, "opendir", "/proc/self/task");
-  std::vector<pid_t> children;
-  bool have_files = true;
-  for (;;) {
-    errno = 0;
-    struct dirent* entry = readdir(tasks);
-    if (entry == nullptr) break;
-    if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
-    if (!AppendThreadChildren(dirfd(tasks), entry->d_name, children)) {
-      have_files = false;
-      break;
+  std::vector<pid_t> threads{getpid()};
+  {
+    std::lock_guard<std::mutex> table(State().table_mutex);
+    for (pid_t tid : State().spawning_threads) {
+      if (tid != threads[0]) threads.push_back(tid);
     }
   }
-  int err = errno;
-  closedir(tasks);
-  if (!have_files) return env.Null();
-  if (err != 0) throw ErrnoError(env, err, "readdir", "/proc/self/task");
+  std::vector<pid_t> children;
+  for (pid_t tid : threads) {
+    if (!AppendThreadChildren(tid, children)) return env.Null();
+  }
   std::vector<pid_t> adopted;
   {
     std::lock_guard<std::mutex> table(State().table_mutex);
@@ -212,7 +209,14 @@ Napi::Value AdoptedChildren(const Napi::CallbackInfo& info) {
 
 std::mutex& ChildTableLock() { return State().table_mutex; }
 
-void RegisterChildLocked(pid_t pid, double token) { State().tokens[pid] = token; }
+void RegisterChildLocked(pid_t pid, double token) {
+  // Called on the thread that cloned the child, so its children file is where the child is listed.
+  // Noted first: should either allocation fail, the child is not left registered.
+  pid_t tid = static_cast<pid_t>(syscall(SYS_gettid));
+  auto& threads = State().spawning_threads;
+  if (std::find(threads.begin(), threads.end(), tid) == threads.end()) threads.push_back(tid);
+  State().tokens[pid] = token;
+}
 
 bool IsChildRegisteredLocked(pid_t pid) { return State().tokens.count(pid) != 0; }
 
