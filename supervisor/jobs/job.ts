@@ -122,6 +122,7 @@ export class SupervisedJob implements WaitableJob {
     }
     try {
       while (raw.length > 0) {
+        injectFault('job-output');
         this.attachOutput(raw[0]!.fd, raw[0]!.name);
         raw.shift();
       }
