@@ -20,6 +20,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("spawn", Napi::Function::New(env, heph::Spawn, "spawn"));
   exports.Set("openPty", Napi::Function::New(env, heph::OpenPty, "openPty"));
   exports.Set("startReaper", Napi::Function::New(env, heph::StartReaper, "startReaper"));
+  exports.Set("hasZombieChild", Napi::Function::New(env, heph::HasZombieChild, "hasZombieChild"));
+  exports.Set("adoptedChildren", Napi::Function::New(env, heph::AdoptedChildren, "adoptedChildren"));
   exports.Set("pidfdOpen", Napi::Function::New(env, heph::PidfdOpen, "pidfdOpen"));
   exports.Set("pidfdSendSignal", Napi::Function::New(env, heph::PidfdSendSignal, "pidfdSendSignal"));
   exports.Set("signalPid", Napi::Function::New(env, heph::SignalPid, "signalPid"));

@@ -1,4 +1,5 @@
-// The reaper thread. See waitid(2), prctl(2) PR_SET_CHILD_SUBREAPER.
+// The reaper thread. See waitid(2), prctl(2) PR_SET_CHILD_SUBREAPER, proc(5)
+// (/proc/PID/task/TID/children).
 //
 // Protocol that makes attribution race-free: the thread first *peeks* with WEXITED|WNOWAIT, which
 // leaves the child a zombie so its pid cannot be reused; it then takes the child-table lock (spawn
@@ -7,15 +8,21 @@
 #include "reaper.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
+#include <string>
 #include <system_error>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "args.h"
 #include "errors.h"
@@ -40,6 +47,9 @@ struct Reaped {
 struct ReaperState {
   std::mutex table_mutex;
   std::unordered_map<pid_t, double> tokens;
+  // Threads that have spawned a child (by thread id): with the main thread, the only ones whose
+  // /proc children files can list a child of ours (see AdoptedChildren).
+  std::vector<pid_t> spawning_threads;
   pthread_mutex_t sleep_mutex = PTHREAD_MUTEX_INITIALIZER;
   pthread_cond_t have_children = PTHREAD_COND_INITIALIZER;
   bool spawned_since_echild = false;
@@ -111,11 +121,102 @@ void ReapLoop() {
   }
 }
 
+// Appends the pids listed in /proc/self/task/TID/children. False when the file is missing while
+// its thread is still there: this kernel was built without the children files
+// (CONFIG_PROC_CHILDREN). A thread that has ended has nothing to add (the kernel gave its children
+// to another thread of ours, the main one first).
+bool AppendThreadChildren(pid_t tid, std::vector<pid_t>& out) {
+  std::string task = "/proc/self/task/" + std::to_string(tid);
+  int fd = open((task + "/children").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return !(errno == ENOENT && access((task + "/stat").c_str(), F_OK) == 0);
+  std::string text;
+  char buffer[4096];
+  for (;;) {
+    ssize_t got = read(fd, buffer, sizeof buffer);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    text.append(buffer, static_cast<size_t>(got));
+    // A seq_file read fills the buffer unless it reached the end: a short read was all of it
+    // (one system call per thread saved; these files are read on every cleanup check).
+    if (static_cast<size_t>(got) < sizeof buffer) break;
+  }
+  close(fd);
+  pid_t pid = 0;
+  bool in_number = false;
+  for (char c : text) {
+    if (c >= '0' && c <= '9') {
+      pid = pid * 10 + (c - '0');
+      in_number = true;
+    } else if (in_number) {
+      out.push_back(pid);
+      pid = 0;
+      in_number = false;
+    }
+  }
+  if (in_number) out.push_back(pid);
+  return true;
+}
+
 }  // namespace
+
+// hasZombieChild() -> true while some child of this process (of any of its threads) has exited
+// and is not reaped yet. A peek: WNOWAIT leaves the child for the reaper thread.
+Napi::Value HasZombieChild(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  siginfo_t peek{};
+  int rc;
+  do rc = waitid(P_ALL, 0, &peek, WEXITED | WNOHANG | WNOWAIT | __WALL);
+  while (rc != 0 && errno == EINTR);
+  if (rc != 0) {
+    if (errno == ECHILD) return Napi::Boolean::New(env, false);
+    throw ErrnoError(env, errno, "waitid");
+  }
+  return Napi::Boolean::New(env, peek.si_pid != 0);
+}
+
+// adoptedChildren() -> the pids of this process's children (zombies included) that spawn did not
+// start, or started and the reaper has reaped: the orphans reparented to us as the subreaper. Then
+// the job leaders are taken out under the child-table lock (which keeps a registered pid from
+// being reaped, so it still names the leader). null when this kernel has no children files.
+// A child is listed in the children file of the thread that cloned it, and an orphan in that of
+// the first live thread of the subreaper, the main one (kernel/exit.c, find_new_reaper and
+// find_alive_thread): so the main thread's file and those of the threads that spawned are all
+// there is to read, not one per thread of the process (13 in the supervisor).
+Napi::Value AdoptedChildren(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  std::vector<pid_t> threads{getpid()};
+  {
+    std::lock_guard<std::mutex> table(State().table_mutex);
+    for (pid_t tid : State().spawning_threads) {
+      if (tid != threads[0]) threads.push_back(tid);
+    }
+  }
+  std::vector<pid_t> children;
+  for (pid_t tid : threads) {
+    if (!AppendThreadChildren(tid, children)) return env.Null();
+  }
+  std::vector<pid_t> adopted;
+  {
+    std::lock_guard<std::mutex> table(State().table_mutex);
+    for (pid_t pid : children) {
+      if (State().tokens.count(pid) == 0) adopted.push_back(pid);
+    }
+  }
+  Napi::Array result = Napi::Array::New(env, adopted.size());
+  for (size_t i = 0; i < adopted.size(); i++) result.Set(static_cast<uint32_t>(i), Napi::Number::New(env, adopted[i]));
+  return result;
+}
 
 std::mutex& ChildTableLock() { return State().table_mutex; }
 
-void RegisterChildLocked(pid_t pid, double token) { State().tokens[pid] = token; }
+void RegisterChildLocked(pid_t pid, double token) {
+  // Called on the thread that cloned the child, so its children file is where the child is listed.
+  // Noted first: should either allocation fail, the child is not left registered.
+  pid_t tid = static_cast<pid_t>(syscall(SYS_gettid));
+  auto& threads = State().spawning_threads;
+  if (std::find(threads.begin(), threads.end(), tid) == threads.end()) threads.push_back(tid);
+  State().tokens[pid] = token;
+}
 
 bool IsChildRegisteredLocked(pid_t pid) { return State().tokens.count(pid) != 0; }
 

@@ -24,5 +24,7 @@ bool IsChildRegisteredLocked(pid_t pid);
 void NotifyChildSpawned();
 
 Napi::Value StartReaper(const Napi::CallbackInfo& info);
+Napi::Value HasZombieChild(const Napi::CallbackInfo& info);
+Napi::Value AdoptedChildren(const Napi::CallbackInfo& info);
 
 }  // namespace heph

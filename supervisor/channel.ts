@@ -14,6 +14,8 @@ export const CHANNEL_FD = 3;
 export class SupervisorChannel {
   private readonly socket: net.Socket;
   private readonly reader = new FrameReader();
+  /** Frames written in this turn go out in one writev when it ends (see send). */
+  private corked = false;
 
   constructor(onRequest: (request: Request) => Promise<unknown>, onClose: () => void) {
     this.socket = new net.Socket({ fd: CHANNEL_FD, readable: true, writable: true });
@@ -51,7 +53,22 @@ export class SupervisorChannel {
 
   send(message: SupervisorEvent | Reply): void {
     if (this.socket.destroyed || !this.socket.writable) return;
-    this.socket.write(this.frameOf(message));
+    const frame = this.frameOf(message);
+    // The replies and events of one turn (a reaper batch ends many jobs at once) leave in one
+    // system call and wake the runtime once. The flush runs as soon as this turn's code and
+    // promise reactions are done, so a lone reply is not held back.
+    if (!this.corked) {
+      this.corked = true;
+      this.socket.cork();
+      process.nextTick(() => this.flush());
+    }
+    this.socket.write(frame);
+  }
+
+  private flush(): void {
+    if (!this.corked) return;
+    this.corked = false;
+    this.socket.uncork();
   }
 
   /** Sends a request's reply; one that cannot be encoded becomes an error reply naming why. */
@@ -75,6 +92,8 @@ export class SupervisorChannel {
   }
 
   close(): void {
+    // What this turn sent goes out before the socket closes, as it did when each write was immediate.
+    this.flush();
     this.socket.destroy();
   }
 }

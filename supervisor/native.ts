@@ -43,6 +43,10 @@ export interface NativeSpawnResult {
    * execve succeeded. 'fork': the fallback (no clone3 or CLONE_INTO_CGROUP, or forceFork).
    */
   method: 'clone3' | 'fork';
+  /** The child's start time (field 22 of /proc/PID/stat), read while a pidfd showed it unreaped; null when it was not. */
+  start: string | null;
+  /** Inodes of the pipes the child got as stdin, stdout and stderr (those that are pipes). */
+  pipes: number[];
 }
 
 export interface ReapedChild {
@@ -64,6 +68,14 @@ export interface NativeAddon {
    * this window size, echo on or off, and no "\n" to "\r\n" translation. */
   openPty(columns: number, rows: number, echo: boolean): { master: number; slave: number };
   startReaper(callback: (child: ReapedChild) => void): void;
+  /** True while a child of this process (of any thread) has exited and is not reaped yet (a peek). */
+  hasZombieChild(): boolean;
+  /**
+   * Children of this process that spawn did not start (or started and the reaper has reaped):
+   * orphans reparented to us, zombies included. Null when the kernel has no
+   * /proc/PID/task/TID/children files.
+   */
+  adoptedChildren(): number[] | null;
   pidfdOpen(pid: number): number;
   /** False when the process has already exited. */
   pidfdSendSignal(pidfd: number, signal: number): boolean;

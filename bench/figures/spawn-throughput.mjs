@@ -66,7 +66,10 @@ export async function run(ctx) {
     const notes = failed ? [`${failed} jobs failed to start`] : [];
     return {
       groups: [g],
-      goals: [goal('≥ 2× child_process.spawn (one after another)', ratioOf(g, 'child_process.spawn one after another'), '>=', 2)],
+      goals: [
+        goal('≥ 2× child_process.spawn (one after another)', ratioOf(g, 'child_process.spawn one after another'), '>=', 2),
+        goal(`≥ 1× child_process.spawn (${IN_FLIGHT} in flight)`, ratioOf(g, `child_process.spawn, ${IN_FLIGHT} in flight`), '>=', 1),
+      ],
       notes,
     };
   } finally {

@@ -39,6 +39,15 @@ function cgroupTreePids(dir: string): number[] {
   return pids;
 }
 
+/** False only when cgroup.events says "populated 0" (or the cgroup is gone); a failed read says nothing. */
+function mayBePopulated(dir: string): boolean {
+  try {
+    return native.cgroupPopulated(dir);
+  } catch {
+    return true;
+  }
+}
+
 export class CgroupStrategy implements ContainmentStrategy {
   readonly info: Containment;
 
@@ -54,7 +63,9 @@ export class CgroupStrategy implements ContainmentStrategy {
   }
 
   members(job: JobIdentity): number[] {
-    return job.cgroup ? cgroupTreePids(job.cgroup) : [];
+    // "populated 0" covers the cgroups below too: one small read instead of a walk of the tree
+    // (the usual case once the leader has exited).
+    return job.cgroup && mayBePopulated(job.cgroup) ? cgroupTreePids(job.cgroup) : [];
   }
 
   signalAll(job: JobIdentity, signal: number): void {

@@ -4,6 +4,7 @@
  * by one of the job's pipes (or its terminal) among their descriptors (`env -i setsid -f CMD`
  * clears the one and keeps the other).
  */
+import { native } from '../native.js';
 import { childrenOf, environContains, holdsFile, holdsPipe, readProcStat, type ProcEntry } from '../platform/procfs.js';
 import type { JobIdentity } from './strategy.js';
 
@@ -22,10 +23,12 @@ function holdsTerminal(pid: number, job: JobIdentity): boolean {
  * that left its job (a new session after a double fork, or another cgroup) is reparented to us,
  * the subreaper, once its parents in the job are gone, so looking at our own children (not at
  * every process on the machine) finds them. Their own children follow once they are killed.
+ * Job leaders we spawned and have not reaped are no one's stragglers (each is its own job's), so
+ * only the adopted children are read: with 64 jobs running, that spares 64 reads of /proc per look.
  */
 export function markedStragglers(job: JobIdentity): ProcEntry[] {
   const found: ProcEntry[] = [];
-  for (const pid of childrenOf(process.pid)) {
+  for (const pid of native.adoptedChildren() ?? childrenOf(process.pid)) {
     if (pid === job.pid) continue;
     const entry = readProcStat(pid);
     if (entry && alive(entry) && (environContains(pid, job.marker) || holdsPipe(pid, job.pipes) || holdsTerminal(pid, job))) found.push(entry);

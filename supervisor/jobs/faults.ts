@@ -6,14 +6,17 @@
  */
 const INJECTED = process.env.HEPH_JOBS_INJECT_FAULT ?? '';
 
-export type FaultStep = 'job-watch';
+/** Each step with the failure it stands for. */
+const FAULTS = {
+  'job-watch': { code: 'ENOSPC', errno: -28, syscall: 'watch', text: 'System limit for number of file watchers reached' },
+  'job-output': { code: 'ENOMEM', errno: -12, syscall: 'uv_pipe_open', text: 'not enough memory' },
+} as const;
+
+export type FaultStep = keyof typeof FAULTS;
 
 /** Throws as the step would fail for real, when a test asked for it. */
 export function injectFault(step: FaultStep): void {
   if (INJECTED !== step) return;
-  throw Object.assign(new Error(`ENOSPC: System limit for number of file watchers reached (injected by a test at ${step})`), {
-    code: 'ENOSPC',
-    errno: -28,
-    syscall: 'watch',
-  });
+  const { code, errno, syscall, text } = FAULTS[step];
+  throw Object.assign(new Error(`${code}: ${text} (injected by a test at ${step})`), { code, errno, syscall });
 }

@@ -15,7 +15,6 @@ import { OutputRing, type ReadOptions, type OutputRead } from '../output/index.j
 import type { WaitableJob } from '../requests/read-wait.js';
 import { jobMarker } from '../names.js';
 import { PortProbe } from '../platform/ports.js';
-import { processStartTime } from '../platform/procfs.js';
 import { stopAbandoned } from './abandon.js';
 import { injectFault } from './faults.js';
 import { hasZombieChildren } from './zombies.js';
@@ -57,6 +56,8 @@ export class SupervisedJob implements WaitableJob {
   /** Every process of the job is gone and reaped, its cgroup removed (the runtime's `cleanedUp`). */
   cleanedUp = false;
   private readonly streams: net.Socket[] = [];
+  /** Output pipes not wrapped in sockets yet (see wrapOutputs). */
+  private rawOutputs: { fd: number; name: 'stdout' | 'stderr' }[] = [];
   private stdin: JobInput | null = null;
   /** The stdout pipe while stdout and stderr are apart: read before each stderr chunk is kept. */
   private stdoutPipe: { fd: number; stream: net.Socket } | null = null;
@@ -97,15 +98,17 @@ export class SupervisedJob implements WaitableJob {
     };
     this.pidfd = spawned.pidfd;
     this.hadStdin = spawned.stdin >= 0 || terminal !== null;
+    if (!terminal) this.rawOutputs.push({ fd: spawned.stdout, name: 'stdout' });
+    if (spawned.stderr >= 0) this.rawOutputs.push({ fd: spawned.stderr, name: 'stderr' });
   }
 
   /**
-   * The steps after the spawn, each of which may fail (a socket on a pipe, the watch that meets
-   * inotify's limit): the pipes wrapped, the watch set. On a failure the pipes not yet wrapped are
-   * closed here; the wrapped ones are the job's (discard closes them).
+   * The steps after the spawn that the reply waits for, each of which may fail (a socket on the
+   * stdin pipe, the watch that meets inotify's limit). On a failure the stdin pipe is closed here
+   * if it was not wrapped yet; the rest is discard's.
    */
-  private setUp(spawned: { stdin: number; stdout: number; stderr: number }, terminal: Terminal | null): void {
-    const unwrapped = new Set([spawned.stdout, spawned.stderr, spawned.stdin, terminal?.master ?? -1].filter((fd) => fd >= 0));
+  private setUp(spawned: { stdin: number }, terminal: Terminal | null): void {
+    const unwrapped = new Set([spawned.stdin, terminal?.master ?? -1].filter((fd) => fd >= 0));
     try {
       if (terminal) {
         // One stream, in the order the job wrote it; the master is also the job's input.
@@ -113,12 +116,7 @@ export class SupervisedJob implements WaitableJob {
         const stream = this.attachOutput(terminal.master, 'stdout', true);
         unwrapped.delete(terminal.master);
         this.stdin = terminalInput(terminal.master, () => !stream.destroyed);
-      } else {
-        this.attachOutput(spawned.stdout, 'stdout');
-        unwrapped.delete(spawned.stdout);
       }
-      if (spawned.stderr >= 0) this.attachOutput(spawned.stderr, 'stderr');
-      unwrapped.delete(spawned.stderr);
       if (spawned.stdin >= 0) this.stdin = pipeInput(spawned.stdin);
       unwrapped.delete(spawned.stdin);
       injectFault('job-watch');
@@ -130,8 +128,37 @@ export class SupervisedJob implements WaitableJob {
     }
   }
 
+  /**
+   * Wraps the output pipes in sockets, once the spawn's reply is out: a socket costs tens of
+   * microseconds, and nothing is lost meanwhile (what the job writes waits in the pipe, and its
+   * exit is reported only after a later poll, see leaderReaped). Requests about the job come
+   * later still. Should a wrap fail, the job is stopped: a job whose output cannot be read must
+   * not run on unseen.
+   */
+  private wrapOutputs(): void {
+    const raw = this.rawOutputs.splice(0);
+    if (this.isDrained) {
+      for (const { fd } of raw) native.closeFd(fd);
+      return;
+    }
+    try {
+      while (raw.length > 0) {
+        injectFault('job-output');
+        this.attachOutput(raw[0]!.fd, raw[0]!.name);
+        raw.shift();
+      }
+    } catch {
+      for (const { fd, name } of raw) {
+        native.closeFd(fd);
+        this.ring.end(name);
+      }
+      this.cleanup ??= this.stop('KILL', 0);
+    }
+  }
+
   /** A job whose setup failed: its pipes closed, every process killed and reaped, its cgroup gone. */
   private discard(): Promise<void> {
+    for (const { fd } of this.rawOutputs.splice(0)) native.closeFd(fd);
     for (const stream of this.streams) stream.destroy();
     this.stdin?.destroy();
     this.stdin = null;
@@ -174,8 +201,8 @@ export class SupervisedJob implements WaitableJob {
     }
     const reply: SpawnReply = {
       pid: spawned.pid,
-      start: leaderStart(spawned),
-      pipes: pipeInodes(spawned),
+      start: spawned.start,
+      pipes: spawned.pipes,
       cgroup,
       method: spawned.method,
       startedAt: Date.now(),
@@ -191,6 +218,7 @@ export class SupervisedJob implements WaitableJob {
         details: nativeDetails(error),
       });
     }
+    setImmediate(() => job.wrapOutputs());
     return job;
   }
 
@@ -489,21 +517,6 @@ export class SupervisedJob implements WaitableJob {
     this.streams.push(stream);
     return stream;
   }
-}
-
-/**
- * The leader's start time, read while a pidfd shows it unreaped: the read came first, so it was
- * of the leader, not of a process that got its pid after our reaper thread reaped it. Null when
- * it was reaped already.
- */
-function leaderStart(spawned: { pid: number; pidfd: number }): string | null {
-  const start = processStartTime(spawned.pid);
-  return start !== null && native.pidfdSendSignal(spawned.pidfd, 0) ? start : null;
-}
-
-/** Inodes of the pipes the job's processes got as stdin, stdout and stderr. */
-function pipeInodes(spawned: { stdin: number; stdout: number; stderr: number }): number[] {
-  return [spawned.stdin, spawned.stdout, spawned.stderr].filter((fd) => fd >= 0).map((fd) => fs.fstatSync(fd).ino);
 }
 
 /** Runs `fn` once the event loop has polled for I/O at least once more. */

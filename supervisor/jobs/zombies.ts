@@ -1,7 +1,7 @@
 /** Whether any child of this process is a zombie (exited, not yet reaped by our reaper thread). */
-import { childrenOf, readProcStat } from '../platform/procfs.js';
+import { native } from '../native.js';
 
+/** One waitid peek (WNOWAIT leaves the child to the reaper), not a /proc read per thread and child. */
 export function hasZombieChildren(): boolean {
-  for (const pid of childrenOf(process.pid)) if (readProcStat(pid)?.state === 'Z') return true;
-  return false;
+  return native.hasZombieChild();
 }

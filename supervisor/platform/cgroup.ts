@@ -100,6 +100,8 @@ export function findOwnCgroupDir(): CgroupProbe {
 
 /** Removes a cgroup and any cgroups made inside it, deepest first. False while one is still busy. */
 export function removeCgroupTree(dir: string, remove: (dir: string) => boolean): boolean {
+  // A job's cgroup rarely has cgroups inside: one rmdir is then all (EBUSY, false, when it has).
+  if (remove(dir)) return true;
   let entries: fs.Dirent[];
   try {
     entries = fs.readdirSync(dir, { withFileTypes: true });

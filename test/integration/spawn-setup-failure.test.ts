@@ -2,7 +2,7 @@
  * Item 12 of issue 12: a job whose setup fails after its leader was spawned (an inotify ENOSPC
  * from fs.watch on its cgroup.events, say) must not stay running, unregistered, holding the
  * supervisor's descriptors. The failure is injected (HEPH_JOBS_INJECT_FAULT=job-watch) at the
- * last step of the setup, after the pipes are wrapped; the oracles are kernel truth: a FIFO every
+ * last step of the setup, after the stdin pipe is wrapped; the oracles are kernel truth: a FIFO every
  * job process holds reaches EOF, the supervisor has no child left (not even a zombie), and its
  * /proc/PID/fd is as it was before the spawn.
  */
@@ -79,6 +79,31 @@ describe.each(modeRows())('a job whose setup fails after the spawn (%s)', (mode,
       // It is not a job the supervisor knows.
       expect(await bare.request({ type: 'facts', job })).toMatchObject({ ok: false, error: { code: 'ERR_JOB_NOT_FOUND' } });
     }
+  });
+
+  it.skipIf(skip)('is stopped, reaped and closed when its output pipes cannot be wrapped after the reply', async () => {
+    // The output pipes are wrapped in sockets once the spawn's reply is out: a failure there can
+    // no longer be the spawn's answer, so the job is stopped (a job whose output cannot be read
+    // must not run on unseen) and ends as any killed job does.
+    const bare = await bareSupervisor(mode, { HEPH_JOBS_INJECT_FAULT: 'job-output' });
+    const supervisor = bare.child.pid!;
+    let before: string[] = [];
+    // Job 0 only warms up: the event loop makes its one inotify instance at its first watch and
+    // keeps it for good, which is no job's descriptor.
+    for (const job of [0, 1]) {
+      const oracle = new SharedEofOracle();
+      oracles.push(oracle);
+      if (job === 1) before = descriptors(supervisor);
+      // A job that writes nothing: a write to the unread pipe would end it by SIGPIPE anyway.
+      const quiet = spawnRequest(job, oracle, false);
+      quiet.params.command = `${oracle.prefix} sleep 60 & exec sleep 60`;
+      expect(await bare.request(quiet, 20_000)).toMatchObject({ ok: true });
+      const cleaned = (message: unknown) => (message as { event?: string; job?: number }).event === 'cleaned-up' && (message as { job?: number }).job === job;
+      expect(await bare.next(cleaned, 20_000)).toMatchObject({ job });
+      expect(await oracle.finish(10_000), 'every process of the job is gone').toBe(true);
+      expect(childrenOf(supervisor), 'the supervisor has no child left, not even a zombie').toEqual([]);
+    }
+    expect(descriptors(supervisor)).toEqual(before);
   });
 
   it.skipIf(skip)('the oracles see a job that runs (negative control: the same spawn without the fault)', async () => {

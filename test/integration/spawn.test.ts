@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { native, type NativeSpawnOptions, type NativeSpawnResult, type ReapedChild } from '../../supervisor/native.js';
 import { addonReaper, spawnOptionsFrom } from '../helpers/addon-reaper.js';
 import { findOwnCgroupDir } from '../../supervisor/platform/cgroup.js';
-import { cgroupOf, listProcesses } from '../../supervisor/platform/procfs.js';
+import { cgroupOf, listProcesses, processStartTime } from '../../supervisor/platform/procfs.js';
 import { cgroupUnavailable } from '../helpers/modes.js';
 import { parseSelfReport, SELF_REPORT, statusMask } from '../helpers/self-report.js';
 
@@ -163,6 +163,25 @@ describe.each([
     expect(spawnError({ cwd: '/nonexistent-heph-cwd', cgroup: dir, forceFork })).toMatchObject({ code: 'ENOENT', syscall: 'chdir' });
     expect(cgroupMembers(dir)).toEqual([]);
     expect(native.cgroupRemove(dir)).toBe(true);
+  });
+
+  it('reports the leader’s start time and the inodes of its pipes, as /proc and fstat see them', async () => {
+    for (const [merge, stdin] of [[true, 'null'], [false, 'pipe']] as const) {
+      const spawnOptions = options({ command: 'exec sleep 60', forceFork, merge, stdin });
+      const result = native.spawn(spawnOptions);
+      try {
+        expect(result.start).toBe(processStartTime(result.pid));
+        // Negative control: another process's start time is another number.
+        expect(processStartTime(process.pid)).not.toBe(result.start);
+        const fds = [result.stdin, result.stdout, result.stderr].filter((fd) => fd >= 0);
+        expect(fds).toHaveLength(merge ? 1 : 3);
+        expect(result.pipes).toEqual(fds.map((fd) => fs.fstatSync(fd).ino));
+      } finally {
+        native.pidfdSendSignal(result.pidfd, SIGKILL);
+        await reaped(spawnOptions.token);
+        closeAll(result);
+      }
+    }
   });
 
   it('leaves the caller’s signal mask as it was and no descriptor open over 300 spawns, some failing', async () => {
