@@ -276,6 +276,8 @@ export function nextStep({ id, state, wants, reason, cleanedUp }: NextStepFacts,
     }
     case 'failed':
       return `job ${id} could not start: ${sentence(reason ?? 'the reason is unknown')} Fix the command or its working directory, then ${backgroundAgain(dialect)}.`;
+    case 'cancelled':
+      return `job ${id} never started: ${sentence(reason ?? 'its wait for its locks was given up')} Nothing of it ran; ${backgroundAgain(dialect)} if it is still needed.`;
     case 'lost': {
       const rest = cleanedUp ? '' : ' What is left of it is still being stopped.';
       return `job ${id} is lost: ${sentence(reason ?? 'its supervisor died')}${rest} Its output is gone; ${backgroundAgain(dialect)} if the job is still needed.`;
@@ -285,6 +287,72 @@ export function nextStep({ id, state, wants, reason, cleanedUp }: NextStepFacts,
         ? `job ${id} has ended; its output stays readable with ${status}.`
         : `job ${id}'s shell has ended, but processes it started are still being stopped; ${status} shows when they are gone.`;
   }
+}
+
+/**
+ * Why a job that waited for its locks never started (its state is `cancelled`): a kill stopped it,
+ * its caller's signal cancelled the wait, or its lock timeout ran out. `message` is the lock
+ * table's, which names the holders.
+ */
+export function cancelledReason(how: 'stopped' | 'cancelled' | 'timed-out', message: string, wants: readonly LockResourceFacts[]): string {
+  const locks = wants.map(formatResource).join(', ');
+  if (how === 'stopped') return `it was stopped while it waited for its locks (${locks})`;
+  if (how === 'timed-out') return `it gave up waiting for its locks: ${message}`;
+  return `the wait for its locks was cancelled by its caller: ${message}`;
+}
+
+/** Who stands in a waiting job's way, for a model: `job 0 (npm run dev)`, `job_status {"id": 0}`, `"git push" (kind=host)`. */
+function holderName(owner: LockOwnerFacts): string {
+  const jobId = owner['jobId'];
+  if (owner['kind'] === 'job' && typeof jobId === 'number') return `job ${jobId} (${owner.label})`;
+  if (owner['kind'] === 'tool') return owner.label;
+  return describeOwner(owner);
+}
+
+/** Holders named in a waiting job's report; the lock table's snapshot has them all. */
+const MAX_HOLDERS_SHOWN = 3;
+
+/**
+ * A waiting job's line before its last: who holds what it waits for, and that it keeps its place.
+ * `lockWaitMs`: how long the call that answers with it waited (null for a read of it later). Null
+ * when there is nothing to say (no holder known and no call waited).
+ */
+export function lockWaitLine(id: number, blockedBy: readonly LockBlockerFacts[], lockWaitMs: number | null): string | null {
+  const clauses: string[] = [];
+  for (const b of blockedBy) {
+    const clause = `${formatResource(b.wants)} ${b.holding ? 'is held by' : 'is wanted first by'} ${holderName(b.owner)}`;
+    if (!clauses.includes(clause)) clauses.push(clause);
+  }
+  if (clauses.length === 0 && lockWaitMs === null) return null;
+  const shown = clauses.length > MAX_HOLDERS_SHOWN ? [...clauses.slice(0, MAX_HOLDERS_SHOWN), `${clauses.length - MAX_HOLDERS_SHOWN} more`] : clauses;
+  // No holder in this runtime's table: the kernel lock is held by another runtime on this machine.
+  const who = shown.length > 0 ? shown.join('; ') : 'they are held outside this session (another heph-jobs session on this machine)';
+  const waited = lockWaitMs === null ? '' : `waited ${(lockWaitMs / 1000).toFixed(1)}s for its locks: `;
+  return `(${waited}${who}; job ${id} keeps its place and starts by itself once they are free)`;
+}
+
+/** The facts of a notice: a job the model had not heard of ended, or started after waiting for its locks. */
+export interface JobNoticeFacts {
+  id: number;
+  event: 'ended' | 'started';
+  state: ReportState;
+  header: string;
+  /** Lines no answer has shown yet; null when its output cannot be read. */
+  unread: number | null;
+}
+
+/**
+ * The line at the end of an answer that tells of a job's end (or late start), with what is left
+ * to read: `(job 2 exited 1 0:42 npm test: 37 new lines; job_status {"id": 2} reads them)`.
+ */
+export function jobNotice({ id, event, state, header, unread }: JobNoticeFacts, dialect: Dialect = 'tool'): string {
+  const status = jobCall(dialect, 'job_status', id);
+  const started = event === 'started' ? 'started after waiting for its locks; ' : '';
+  let rest: string;
+  if (unread === null) rest = state === 'lost' ? `${status} says what is known` : `${status} says why`;
+  else if (unread === 0) rest = 'no new lines';
+  else rest = `${plural(unread, 'new line')}; ${status} reads ${unread === 1 ? 'it' : 'them'}`;
+  return `(${header}: ${started}${rest})`;
 }
 
 /** The list's line when there is no job at all. */
