@@ -336,8 +336,8 @@ describe.each(modeRows())('heph-jobs shell (%s)', (mode, skip) => {
       expect(list).toMatch(/job 0 running .*\njob 1 waiting \d:\d\d echo second\n1 of 8 running\n$/);
       cli.write('/job-kill 1\r');
       // Both answers: the busy background's (job 1 never started) and /job-kill's.
-      await cli.next(/job 1 failed \d:\d\d echo second\njob 1 could not start: .*cancelled/);
-      await cli.next(/job 1 failed \d:\d\d echo second\njob 1 could not start: .*cancelled/);
+      await cli.next(/job 1 cancelled \d:\d\d echo second\njob 1 never started: it was stopped while it waited for its locks/);
+      await cli.next(/job 1 cancelled \d:\d\d echo second\njob 1 never started: it was stopped while it waited for its locks/);
       await cli.next('heph-jobs> ');
       cli.write('quit\r');
       await cli.next('session ended: stopped 1 job');
