@@ -318,17 +318,33 @@ const MAX_HOLDERS_SHOWN = 3;
  * when there is nothing to say (no holder known and no call waited).
  */
 export function lockWaitLine(id: number, blockedBy: readonly LockBlockerFacts[], lockWaitMs: number | null): string | null {
+  if (blockedBy.length === 0 && lockWaitMs === null) return null;
+  const waited = lockWaitMs === null ? '' : `waited ${(lockWaitMs / 1000).toFixed(1)}s for its locks: `;
+  return `(${waited}${holders(blockedBy)}; job ${id} keeps its place and starts by itself once they are free)`;
+}
+
+/** `port:5173 is held by job 0 (npm run dev)`, `;`-joined; what to say when no holder is in this runtime's table. */
+function holders(blockedBy: readonly LockBlockerFacts[]): string {
   const clauses: string[] = [];
   for (const b of blockedBy) {
     const clause = `${formatResource(b.wants)} ${b.holding ? 'is held by' : 'is wanted first by'} ${holderName(b.owner)}`;
     if (!clauses.includes(clause)) clauses.push(clause);
   }
-  if (clauses.length === 0 && lockWaitMs === null) return null;
-  const shown = clauses.length > MAX_HOLDERS_SHOWN ? [...clauses.slice(0, MAX_HOLDERS_SHOWN), `${clauses.length - MAX_HOLDERS_SHOWN} more`] : clauses;
   // No holder in this runtime's table: the kernel lock is held by another runtime on this machine.
-  const who = shown.length > 0 ? shown.join('; ') : 'they are held outside this session (another heph-jobs session on this machine)';
-  const waited = lockWaitMs === null ? '' : `waited ${(lockWaitMs / 1000).toFixed(1)}s for its locks: `;
-  return `(${waited}${who}; job ${id} keeps its place and starts by itself once they are free)`;
+  if (clauses.length === 0) return 'they are held outside this session (another heph-jobs session on this machine)';
+  const shown = clauses.length > MAX_HOLDERS_SHOWN ? [...clauses.slice(0, MAX_HOLDERS_SHOWN), `${clauses.length - MAX_HOLDERS_SHOWN} more`] : clauses;
+  return shown.join('; ');
+}
+
+/**
+ * The shell's line while a `background` waits for its locks (the answer comes when the job starts,
+ * or when its wait is up): what it waits for, who holds it, and what Ctrl-C does.
+ */
+export function waitingForLocksNow(id: number, wants: readonly LockResourceFacts[], blockedBy: readonly LockBlockerFacts[]): string {
+  return (
+    `job ${id} waits for its locks (${wants.map(formatResource).join(', ')}): ${holders(blockedBy)}. ` +
+    `Ctrl-C stops waiting; job ${id} keeps its place and starts by itself (kill ${id} gives up on it).`
+  );
 }
 
 /** The facts of a notice: a job the model had not heard of ended, or started after waiting for its locks. */

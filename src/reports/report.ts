@@ -292,6 +292,11 @@ export function buildReport(record: JobRecord, output: OutputSnapshot | null, co
   return report;
 }
 
+/** The shell's line while a `background` waits for its job's locks: what for, held by whom, what Ctrl-C does. */
+export function waitingNowText(report: JobReport): string {
+  return say.waitingForLocksNow(report.id, report.wants, report.blockedBy ?? []);
+}
+
 /** `job_status` with no id: one header line per job, oldest first, then `N of <maxJobs> running`. */
 export function buildListReport(reports: readonly JobReport[], maxJobs: number): JobListReport {
   const running = reports.filter((report) => report.state === 'running').length;

@@ -45,7 +45,7 @@ import {
 import { definitionsFor, type FlavorDefinitions, type SchemaFlavor } from './flavors.js';
 import { validate, type JsonSchema } from './validate.js';
 import { approvalGate, type Approver } from './approval.js';
-import { checkContext, contextResolver, unlessAborted, type ToolContext } from './context.js';
+import { checkContext, contextResolver, unlessAborted, WAITING_TOLD_MS, type ToolContext } from './context.js';
 import { errorAnswer, jobResult as reportResult, listResult, refusal, type ToolResult } from './result.js';
 import { ShownLines, type ReadAsked, type ReadsMode } from './shown-lines.js';
 import { afterCut, capWait } from './wait-cap.js';
@@ -211,6 +211,27 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
     }
   }
 
+  /**
+   * Tells `onWaiting` that job `id` waits for its locks: at once when the lock table names who
+   * holds them, else (held outside this runtime, or just being taken) once it still waits after
+   * WAITING_TOLD_MS. Returns the timer the call clears when it answers.
+   */
+  function tellWaiting(id: number, onWaiting: (job: JobReport) => void): NodeJS.Timeout | null {
+    const tell = () => {
+      const job = findJob(id);
+      try {
+        if (job?.state === 'waiting') onWaiting(job);
+      } catch {
+        // A host's listener must not break the call (nor, from the timer, the process).
+      }
+    };
+    if ((findJob(id)?.blockedBy?.length ?? 0) > 0) {
+      tell();
+      return null;
+    }
+    return setTimeout(tell, WAITING_TOLD_MS);
+  }
+
   function findJob(id: number): JobReport | undefined {
     return runtime.list().find((job) => job.id === id);
   }
@@ -265,7 +286,12 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
         const known = new Set(runtime.list().map((job) => job.id));
         const started = runtime.background(request);
         const queued = runtime.list().find((job) => !known.has(job.id));
-        return jobResult(afterCut(await unlessAborted(started, context.signal, async () => (queued ? (findJob(queued.id) ?? started) : started)), capped));
+        const told = queued?.state === 'waiting' && context.onWaiting ? tellWaiting(queued.id, context.onWaiting) : null;
+        try {
+          return jobResult(afterCut(await unlessAborted(started, context.signal, async () => (queued ? (findJob(queued.id) ?? started) : started)), capped));
+        } finally {
+          if (told) clearTimeout(told);
+        }
       } catch (error) {
         return errorAnswer('background', error);
       }
@@ -457,4 +483,4 @@ export type { JsonSchema, ToolContext, ToolResult };
 export { waitingText } from './wait-cap.js';
 export type { ApprovalAnswer, ApprovalRequest, Approver } from './approval.js';
 export type { BackgroundToolInput, JobKillToolInput, JobStatusToolInput } from './schema.js';
-export type { JobNotice } from './notices.js';
+export { Notices, noticeText, type JobNotice } from './notices.js';

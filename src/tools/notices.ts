@@ -12,7 +12,7 @@
  */
 import type { JobReport, ReportState } from '../reports/report.js';
 import type { JobRuntime } from '../runtime/job-runtime.js';
-import { jobNotice } from '../wording.js';
+import { jobNotice, type Dialect } from '../wording.js';
 import type { ToolResult } from './result.js';
 
 /** A job event the model had not heard of, as told at the end of an answer. */
@@ -27,6 +27,11 @@ export interface JobNotice {
   unread: number | null;
   /** The line as the model reads it, e.g. `(job 2 exited 1 0:42 npm test: 37 new lines; job_status {"id": 2} reads them)`. */
   text: string;
+}
+
+/** A notice's line for a model (`tool`, its `text`) or for a person at the shell (`shell`: `status 2 reads them`). */
+export function noticeText(notice: JobNotice, dialect: Dialect = 'tool'): string {
+  return jobNotice(notice, dialect);
 }
 
 /** What the tracker uses of a runtime (the tools' runtime; `onJobEvent` is optional for hosts' own runtimes). */
