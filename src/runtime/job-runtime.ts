@@ -214,8 +214,9 @@ export class JobRuntime {
     }));
   }
 
-  /** Stops the job and starts its command again with the same options, as a new job. */
-  async restart(id: number): Promise<{ stopped: JobReport; started: JobReport }> {
+  /** Stops the job and starts its command again with the same options, as a new job
+   * (`answerWithinMs`: as background's, for a job with locks). */
+  async restart(id: number, options: Pick<BackgroundInput, 'answerWithinMs'> = {}): Promise<{ stopped: JobReport; started: JobReport }> {
     const record = this.jobs.find(id);
     const stopped = await this.kill(id);
     const { input } = record;
@@ -228,6 +229,7 @@ export class JobRuntime {
       locks: input.locks,
       ...(input.ref ? { ref: input.ref } : {}),
       ...(input.timeoutMs ? { timeoutMs: input.timeoutMs } : {}),
+      ...(options.answerWithinMs === undefined ? {} : { answerWithinMs: options.answerWithinMs }),
     });
     return { stopped, started };
   }

@@ -425,7 +425,8 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
     'job_restart',
     jobRestartSchema(),
     async ({ id }) => {
-      const { stopped, started: report } = await runtime.restart(id);
+      // A locked job answers in time, as background does (the new job keeps its place).
+      const { stopped, started: report } = await runtime.restart(id, { answerWithinMs: LOCKED_CALL_WAIT_MS });
       const started = shown.present(report);
       return { text: `${stopped.header}\n${started.text}`, isError: false, job: started, stopped };
     },
