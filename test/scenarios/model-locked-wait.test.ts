@@ -9,35 +9,33 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createTools, type ToolResult } from '../../src/index.js';
+import { createTools } from '../../src/index.js';
 import { LOCKED_CALL_WAIT_MS } from '../../src/runtime/options.js';
 import { waitFor } from '../../src/testing.js';
+import { settled, uniquePort } from '../helpers/calls.js';
 import { EofOracle } from '../helpers/kernel.js';
-import { modeRows } from '../helpers/modes.js';
+import { modeRows, type Mode } from '../helpers/modes.js';
 import { startRuntime, tempDir, waitForOutput } from '../helpers/runtime.js';
 
-function uniquePort(): string {
-  return `port:${40_000 + Math.floor(Math.random() * 20_000)}`;
-}
-
-/** Whether `call` has answered yet (checked after the answers already due have been delivered). */
-async function settled(call: Promise<ToolResult>): Promise<boolean> {
-  const pending = Symbol('pending');
-  return (await Promise.race([call, new Promise((resolve) => setImmediate(() => resolve(pending)))])) !== pending;
-}
 
 const approve = async () => 'once' as const;
+
+/** A runtime and its tools, with job 0 (`exec sleep 60`, holding `holder`'s FIFO) holding a fresh port. */
+async function holding(mode: Mode, holder: EofOracle) {
+  const runtime = await startRuntime(mode);
+  const tools = createTools(runtime, { approve });
+  const resource = uniquePort();
+  const first = await tools.background.call({ command: `${holder.prefix}exec sleep 60`, locks: [resource] });
+  expect(first.job?.state).toBe('running');
+  return { runtime, tools, resource };
+}
 
 describe.each(modeRows())('a locked background answers in time (%s)', (mode, skip) => {
   it.skipIf(skip)('with wait 1: answers `waiting` naming the holder; the job starts once the holder is gone, and the next answer says so', async () => {
     const holder = new EofOracle();
     try {
-      const runtime = await startRuntime(mode);
-      const tools = createTools(runtime, { approve });
-      const resource = uniquePort();
+      const { runtime, tools, resource } = await holding(mode, holder);
       const marker = path.join(tempDir(), 'second-ran');
-      const first = await tools.background.call({ command: `${holder.prefix}exec sleep 60`, locks: [resource] });
-      expect(first.job?.state).toBe('running');
 
       const answer = await tools.background.call({ command: `touch ${marker}; echo second-ran; exec sleep 60`, locks: [resource], wait: 1 });
       expect(answer.isError).toBe(false);
@@ -81,10 +79,7 @@ describe.each(modeRows())('a locked background answers in time (%s)', (mode, ski
     expect(LOCKED_CALL_WAIT_MS).toBe(30_000);
     const holder = new EofOracle();
     try {
-      const runtime = await startRuntime(mode);
-      const tools = createTools(runtime, { approve });
-      const resource = uniquePort();
-      await tools.background.call({ command: `${holder.prefix}exec sleep 60`, locks: [resource] });
+      const { runtime, tools, resource } = await holding(mode, holder);
       const call = tools.background.call({ command: 'echo second-ran; exec sleep 60', locks: [resource] });
       expect(await waitFor(runtime, () => runtime.list().some((job) => job.id === 1 && job.state === 'waiting'), 10_000)).toBe(true);
       expect(await settled(call)).toBe(false); // it waits for the locks meanwhile
@@ -99,10 +94,7 @@ describe.each(modeRows())('a locked background answers in time (%s)', (mode, ski
   it.skipIf(skip)('giving up on a job that waits (job_kill, a cancelled or timed-out wait) says it never started, not that its command failed', async () => {
     const holder = new EofOracle();
     try {
-      const runtime = await startRuntime(mode);
-      const tools = createTools(runtime, { approve });
-      const resource = uniquePort();
-      await tools.background.call({ command: `${holder.prefix}exec sleep 60`, locks: [resource] });
+      const { runtime, tools, resource } = await holding(mode, holder);
 
       // job_kill of the waiting job.
       const queued = await tools.background.call({ command: 'echo never', locks: [resource], wait: 0 });
