@@ -355,19 +355,24 @@ export interface JobNoticeFacts {
   header: string;
   /** Lines no answer has shown yet; null when its output cannot be read. */
   unread: number | null;
+  /** More unread lines than a default read shows: the `since` that reads them all (the last line shown); else null. */
+  readFrom: number | null;
 }
 
 /**
  * The line at the end of an answer that tells of a job's end (or late start), with what is left
  * to read: `(job 2 exited 1 0:42 npm test: 37 new lines; job_status {"id": 2} reads them)`.
  */
-export function jobNotice({ id, event, state, header, unread }: JobNoticeFacts, dialect: Dialect = 'tool'): string {
+export function jobNotice({ id, event, state, header, unread, readFrom }: JobNoticeFacts, dialect: Dialect = 'tool'): string {
   const status = jobCall(dialect, 'job_status', id);
   const started = event === 'started' ? 'started after waiting for its locks; ' : '';
   let rest: string;
   if (unread === null) rest = state === 'lost' ? `${status} says what is known` : `${status} says why`;
   else if (unread === 0) rest = 'no new lines';
-  else rest = `${plural(unread, 'new line')}; ${status} reads ${unread === 1 ? 'it' : 'them'}`;
+  else {
+    const read = readFrom === null ? status : jobCall(dialect, 'job_status', id, { since: readFrom });
+    rest = `${plural(unread, 'new line')}; ${read} reads ${unread === 1 ? 'it' : 'them'}`;
+  }
   return `(${header}: ${started}${rest})`;
 }
 

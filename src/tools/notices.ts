@@ -12,6 +12,7 @@
  */
 import type { JobReport, ReportState } from '../reports/report.js';
 import type { JobRuntime } from '../runtime/job-runtime.js';
+import { DEFAULT_TAIL_LINES } from '../runtime/options.js';
 import { jobNotice, type Dialect } from '../wording.js';
 import type { ToolResult } from './result.js';
 
@@ -25,6 +26,8 @@ export interface JobNotice {
   header: string;
   /** Lines of its output after the last line any answer of these tools showed; null when its output cannot be read (it never ran, or it is gone). */
   unread: number | null;
+  /** When more lines are unread than a default read shows: the `since` the notice names to read them all; else null. */
+  readFrom: number | null;
   /** The line as the model reads it, e.g. `(job 2 exited 1 0:42 npm test: 37 new lines; job_status {"id": 2} reads them)`. */
   text: string;
 }
@@ -91,7 +94,9 @@ export class Notices {
     return Promise.all(
       told.map(async ({ report, event, shown }) => {
         const unread = await this.unread(report, shown);
-        const facts = { id: report.id, event, state: report.state, header: report.header, unread };
+        // A default read shows the newest 50: more unread than that is read on from the last line shown.
+        const readFrom = unread !== null && unread > DEFAULT_TAIL_LINES ? shown : null;
+        const facts = { id: report.id, event, state: report.state, header: report.header, unread, readFrom };
         return { ...facts, text: jobNotice(facts) };
       }),
     );

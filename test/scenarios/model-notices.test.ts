@@ -20,11 +20,11 @@ const approve = async () => 'once' as const;
  * The model's answers showed job 1's `first` line only. Resolves once job 1 has ended and every
  * process of it is gone (so its output is complete).
  */
-async function endBetweenCalls(runtime: JobRuntime, tools: Tools, oracle: EofOracle): Promise<void> {
+async function endBetweenCalls(runtime: JobRuntime, tools: Tools, oracle: EofOracle, rest = 'echo "got $line"; echo last; exit 3'): Promise<void> {
   const sleeper = await tools.background.call({ command: 'exec sleep 60' });
   expect(sleeper.job?.state).toBe('running');
   const reader = await tools.background.call({
-    command: `${oracle.prefix}echo first; read line; echo "got $line"; echo last; exit 3`,
+    command: `${oracle.prefix}echo first; read line; ${rest}`,
     stdin: true,
     wait: 10,
     until: 'first',
@@ -48,7 +48,7 @@ describe.each(modeRows())('notices of jobs that ended (%s)', (mode, skip) => {
 
       const next = await tools.job_status.call({ id: 0 });
       expect(next.job?.id).toBe(0);
-      expect(next.notices).toEqual([{ id: 1, event: 'ended', state: 'exited', header: expect.stringMatching(/^job 1 exited 3 /), unread: 2, text: expect.stringMatching(ENDED_NOTICE) }]);
+      expect(next.notices).toEqual([{ id: 1, event: 'ended', state: 'exited', header: expect.stringMatching(/^job 1 exited 3 /), unread: 2, readFrom: null, text: expect.stringMatching(ENDED_NOTICE) }]);
       // The notice ends the text; it carries no output line of job 1.
       expect(next.text.split('\n').at(-1)).toMatch(ENDED_NOTICE);
       expect(next.text).not.toMatch(/got go|> last/);
@@ -63,6 +63,23 @@ describe.each(modeRows())('notices of jobs that ended (%s)', (mode, skip) => {
       const read = await tools.job_status.call({ id: 1 });
       expect(read.job?.output?.lines.map((line) => line.text)).toEqual(['first', 'got go', 'last']);
       expect(read.notices).toBeUndefined();
+    } finally {
+      oracle.dispose();
+    }
+  });
+
+  it.skipIf(skip)('more unread lines than a default read shows: the notice names the since read that shows them all', async () => {
+    const oracle = new EofOracle();
+    try {
+      const runtime = await startRuntime(mode);
+      const tools = createTools(runtime, { approve });
+      await endBetweenCalls(runtime, tools, oracle, 'seq 1 120');
+      const next = await tools.job_status.call({ id: 0 });
+      expect(next.notices?.map((notice) => notice.text)).toEqual([
+        expect.stringMatching(/^\(job 1 exited 0 \d:\d\d .*seq 1 120: 120 new lines; job_status \{"id": 1, "since": 0\} reads them\)$/),
+      ]);
+      const read = await tools.job_status.call({ id: 1, since: 0 });
+      expect(read.job?.output?.lines.map((line) => line.text)).toEqual(Array.from({ length: 120 }, (_, i) => String(i + 1)));
     } finally {
       oracle.dispose();
     }
