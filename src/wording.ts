@@ -367,7 +367,7 @@ export function jobNotice({ id, event, state, header, unread, readFrom }: JobNot
   const status = jobCall(dialect, 'job_status', id);
   const started = event === 'started' ? 'started after waiting for its locks; ' : '';
   let rest: string;
-  if (unread === null) rest = state === 'lost' ? `${status} says what is known` : `${status} says why`;
+  if (unread === null) rest = state === 'lost' ? `${status} says what is known` : state === 'failed' || state === 'cancelled' ? `${status} says why` : `${status} reads its output`;
   else if (unread === 0) rest = 'no new lines';
   else {
     const read = readFrom === null ? status : jobCall(dialect, 'job_status', id, { since: readFrom });

@@ -85,7 +85,8 @@ export class Notices {
       if (ENDED.has(report.state)) {
         heard.ended = heard.started = true;
         told.push({ report, event: 'ended', shown: heard.shown });
-      } else if (heard.waiting && !heard.started && report.state === 'running') {
+      } else if (heard.waiting && !heard.started && report.state === 'running' && report.pid !== null) {
+        // (A job being spawned is reported running without a pid yet: its start is told once it runs.)
         heard.started = true;
         told.push({ report, event: 'started', shown: heard.shown });
       }
