@@ -350,10 +350,12 @@ export function waitingForLocksNow(id: number, wants: readonly LockResourceFacts
 /** The facts of a notice: a job the model had not heard of ended, or started after waiting for its locks. */
 export interface JobNoticeFacts {
   id: number;
+  /** `ended`: it exited, was killed, failed, was cancelled or lost; `started`: it runs after waiting for its locks. */
   event: 'ended' | 'started';
   state: ReportState;
+  /** The job's report header when told. */
   header: string;
-  /** Lines no answer has shown yet; null when its output cannot be read. */
+  /** Lines of its output after the last line any answer showed; null when its output cannot be read (it never ran, or it is gone). */
   unread: number | null;
   /** More unread lines than a default read shows: the `since` that reads them all (the last line shown); else null. */
   readFrom: number | null;

@@ -13,21 +13,11 @@
 import type { JobReport, ReportState } from '../reports/report.js';
 import type { JobRuntime } from '../runtime/job-runtime.js';
 import { DEFAULT_TAIL_LINES } from '../runtime/options.js';
-import { jobNotice, type Dialect } from '../wording.js';
+import { jobNotice, type Dialect, type JobNoticeFacts } from '../wording.js';
 import type { ToolResult } from './result.js';
 
-/** A job event the model had not heard of, as told at the end of an answer. */
-export interface JobNotice {
-  id: number;
-  /** `ended`: it exited, was killed, failed, was cancelled or lost; `started`: it runs after waiting for its locks. */
-  event: 'ended' | 'started';
-  state: ReportState;
-  /** The job's report header when told. */
-  header: string;
-  /** Lines of its output after the last line any answer of these tools showed; null when its output cannot be read (it never ran, or it is gone). */
-  unread: number | null;
-  /** When more lines are unread than a default read shows: the `since` the notice names to read them all; else null. */
-  readFrom: number | null;
+/** A job event the model had not heard of, as told at the end of an answer: its facts (wording.ts) and its line. */
+export interface JobNotice extends JobNoticeFacts {
   /** The line as the model reads it, e.g. `(job 2 exited 1 0:42 npm test: 37 new lines; job_status {"id": 2} reads them)`. */
   text: string;
 }
