@@ -12,6 +12,7 @@ export type {
   BackgroundToolInput,
   CreateToolsOptions,
   JobKillToolInput,
+  JobNotice,
   JobStatusToolInput,
   ToolContext,
   ToolDefinition,

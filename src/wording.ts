@@ -276,6 +276,8 @@ export function nextStep({ id, state, wants, reason, cleanedUp }: NextStepFacts,
     }
     case 'failed':
       return `job ${id} could not start: ${sentence(reason ?? 'the reason is unknown')} Fix the command or its working directory, then ${backgroundAgain(dialect)}.`;
+    case 'cancelled':
+      return `job ${id} never started: ${sentence(reason ?? 'its wait for its locks was given up')} Nothing of it ran; ${backgroundAgain(dialect)} if it is still needed.`;
     case 'lost': {
       const rest = cleanedUp ? '' : ' What is left of it is still being stopped.';
       return `job ${id} is lost: ${sentence(reason ?? 'its supervisor died')}${rest} Its output is gone; ${backgroundAgain(dialect)} if the job is still needed.`;
@@ -285,6 +287,95 @@ export function nextStep({ id, state, wants, reason, cleanedUp }: NextStepFacts,
         ? `job ${id} has ended; its output stays readable with ${status}.`
         : `job ${id}'s shell has ended, but processes it started are still being stopped; ${status} shows when they are gone.`;
   }
+}
+
+/**
+ * Why a job that waited for its locks never started (its state is `cancelled`): a kill stopped it,
+ * its caller's signal cancelled the wait, or its lock timeout ran out. `message` is the lock
+ * table's, which names the holders.
+ */
+export function cancelledReason(how: 'stopped' | 'cancelled' | 'timed-out', message: string, wants: readonly LockResourceFacts[]): string {
+  const locks = wants.map(formatResource).join(', ');
+  if (how === 'stopped') return `it was stopped while it waited for its locks (${locks})`;
+  if (how === 'timed-out') return `it gave up waiting for its locks: ${message}`;
+  return `the wait for its locks was cancelled by its caller: ${message}`;
+}
+
+/** Who stands in a waiting job's way, for a model: `job 0 (npm run dev)`, `job_status {"id": 0}`, `"git push" (kind=host)`. */
+function holderName(owner: LockOwnerFacts): string {
+  const jobId = owner['jobId'];
+  if (owner['kind'] === 'job' && typeof jobId === 'number') return `job ${jobId} (${owner.label})`;
+  if (owner['kind'] === 'tool') return owner.label;
+  return describeOwner(owner);
+}
+
+/** Holders named in a waiting job's report; the lock table's snapshot has them all. */
+const MAX_HOLDERS_SHOWN = 3;
+
+/**
+ * A waiting job's line before its last: who holds what it waits for, and that it keeps its place.
+ * `lockWaitMs`: how long the call that answers with it waited (null for a read of it later). Null
+ * when there is nothing to say (no holder known and no call waited).
+ */
+export function lockWaitLine(id: number, blockedBy: readonly LockBlockerFacts[], lockWaitMs: number | null): string | null {
+  if (blockedBy.length === 0 && lockWaitMs === null) return null;
+  const waited = lockWaitMs === null ? '' : `waited ${(lockWaitMs / 1000).toFixed(1)}s for its locks: `;
+  return `(${waited}${holders(blockedBy)}; job ${id} keeps its place and starts by itself once they are free)`;
+}
+
+/** `port:5173 is held by job 0 (npm run dev)`, `;`-joined; what to say when no holder is in this runtime's table. */
+function holders(blockedBy: readonly LockBlockerFacts[]): string {
+  const clauses: string[] = [];
+  for (const b of blockedBy) {
+    const clause = `${formatResource(b.wants)} ${b.holding ? 'is held by' : 'is wanted first by'} ${holderName(b.owner)}`;
+    if (!clauses.includes(clause)) clauses.push(clause);
+  }
+  // No holder in this runtime's table: the kernel lock is held by another runtime on this machine.
+  if (clauses.length === 0) return 'they are held outside this session (another heph-jobs session on this machine)';
+  const shown = clauses.length > MAX_HOLDERS_SHOWN ? [...clauses.slice(0, MAX_HOLDERS_SHOWN), `${clauses.length - MAX_HOLDERS_SHOWN} more`] : clauses;
+  return shown.join('; ');
+}
+
+/**
+ * The shell's line while a `background` waits for its locks (the answer comes when the job starts,
+ * or when its wait is up): what it waits for, who holds it, and what Ctrl-C does.
+ */
+export function waitingForLocksNow(id: number, wants: readonly LockResourceFacts[], blockedBy: readonly LockBlockerFacts[]): string {
+  return (
+    `job ${id} waits for its locks (${wants.map(formatResource).join(', ')}): ${holders(blockedBy)}. ` +
+    `Ctrl-C stops waiting; job ${id} keeps its place and starts by itself (kill ${id} gives up on it).`
+  );
+}
+
+/** The facts of a notice: a job the model had not heard of ended, or started after waiting for its locks. */
+export interface JobNoticeFacts {
+  id: number;
+  /** `ended`: it exited, was killed, failed, was cancelled or lost; `started`: it runs after waiting for its locks. */
+  event: 'ended' | 'started';
+  state: ReportState;
+  /** The job's report header when told. */
+  header: string;
+  /** Lines of its output after the last line any answer showed; null when its output cannot be read (it never ran, or it is gone). */
+  unread: number | null;
+  /** More unread lines than a default read shows: the `since` that reads them all (the last line shown); else null. */
+  readFrom: number | null;
+}
+
+/**
+ * The line at the end of an answer that tells of a job's end (or late start), with what is left
+ * to read: `(job 2 exited 1 0:42 npm test: 37 new lines; job_status {"id": 2} reads them)`.
+ */
+export function jobNotice({ id, event, state, header, unread, readFrom }: JobNoticeFacts, dialect: Dialect = 'tool'): string {
+  const status = jobCall(dialect, 'job_status', id);
+  const started = event === 'started' ? 'started after waiting for its locks; ' : '';
+  let rest: string;
+  if (unread === null) rest = state === 'lost' ? `${status} says what is known` : state === 'failed' || state === 'cancelled' ? `${status} says why` : `${status} reads its output`;
+  else if (unread === 0) rest = 'no new lines';
+  else {
+    const read = readFrom === null ? status : jobCall(dialect, 'job_status', id, { since: readFrom });
+    rest = `${plural(unread, 'new line')}; ${read} reads ${unread === 1 ? 'it' : 'them'}`;
+  }
+  return `(${header}: ${started}${rest})`;
 }
 
 /** The list's line when there is no job at all. */

@@ -11,6 +11,8 @@ export class JobEvents {
     this.waiters = new Map();
     this.stop = runtime.onJobEvent((event) => {
       const type = event.type === 'lost' ? 'exited' : event.type;
+      // Only ends are timed (and forgotten): keeping the others would grow over a long run.
+      if (type !== 'exited' && type !== 'cleaned-up') return;
       const key = `${type}:${event.job}`;
       const at = now();
       this.times.set(key, at);

@@ -32,7 +32,7 @@ export const COLOUR: Palette = {
     if (state === 'running') return GREEN(text);
     if (state === 'waiting') return YELLOW(text);
     if (state === 'exited 0') return text;
-    if (state.startsWith('killed')) return MAGENTA(text);
+    if (state.startsWith('killed') || state === 'cancelled') return MAGENTA(text);
     return RED(text); // exited non-zero, failed, lost
   },
   dim: DIM,

@@ -3,6 +3,7 @@
  * as data (the report or the list its text was made from, and whether it is a refusal), so a script
  * reads fields rather than the sentence.
  */
+import type { JobReport } from '../reports/report.js';
 import type { ToolResult } from '../tools/index.js';
 import type { SessionEnd } from './session.js';
 
@@ -20,7 +21,13 @@ export function answerObject(command: string, tool: string, input: unknown, resu
     text,
     ...(result.job ? { job: result.job } : {}),
     ...(result.list ? { list: result.list } : {}),
+    ...(result.notices ? { notices: result.notices } : {}),
   };
+}
+
+/** A `background` whose job waits for its locks, before its answer: the job's report (`wants`, `blockedBy`). */
+export function waitingObject(job: JobReport): Record<string, unknown> {
+  return { type: 'waiting', id: job.id, job };
 }
 
 /** A line that is not a command. */

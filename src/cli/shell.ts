@@ -24,7 +24,9 @@ import { BUILTINS, commandTable } from './command-table.js';
 import { complete } from './completion.js';
 import { helpText } from './help.js';
 import { HISTORY_SIZE, historyFile, loadHistory, saveHistory } from './history.js';
-import { answerObject, endObject, errorObject, helpObject } from './json-output.js';
+import { answerObject, endObject, errorObject, helpObject, waitingObject } from './json-output.js';
+import { waitingNowText, type JobReport } from '../reports/report.js';
+import { Notices, noticeText } from '../tools/index.js';
 import { askKey } from './keys.js';
 import { parseLogsArgs, runLogs } from './logs.js';
 import { parseToolInput } from './parse-input.js';
@@ -131,7 +133,9 @@ export async function runShell(options: ShellOptions): Promise<number> {
     });
   }
 
-  const tools = createTools(runtime, { approve });
+  // The shell tells the person of ended jobs itself, in its own words (see answer).
+  const tools = createTools(runtime, { approve, notices: false });
+  const heard = new Notices(runtime);
   const table = commandTable(tools.all);
 
   function jobIds(): number[] {
@@ -280,7 +284,7 @@ export async function runShell(options: ShellOptions): Promise<number> {
     }
     if (word === '/job-kill') {
       const id = rest.trim();
-      answer(word, '/job-kill', { id }, await tools.userKillCall(id));
+      await answer(word, '/job-kill', { id }, await tools.userKillCall(id));
       return undefined;
     }
     const tool = table.get(word);
@@ -293,7 +297,7 @@ export async function runShell(options: ShellOptions): Promise<number> {
       usageError(line, parsed.problem);
       return undefined;
     }
-    answer(word, tool.name, parsed.input, await tool.call(parsed.input, { signal }));
+    await answer(word, tool.name, parsed.input, await tool.call(parsed.input, { signal, onWaiting }));
     return undefined;
   }
 
@@ -307,9 +311,23 @@ export async function runShell(options: ShellOptions): Promise<number> {
     }
   }
 
-  function answer(word: string, tool: string, input: unknown, result: ToolResult): void {
-    const text = answerText(result);
-    if (json) emit(answerObject(word, tool, input, result, text));
+  /** A background waits for its locks: the person sees it (what for, held by whom) and what Ctrl-C does. */
+  function onWaiting(job: JobReport): void {
+    if (json) emit(waitingObject(job));
+    else write(waitingNowText(job));
+  }
+
+  /**
+   * Writes the answer, then a line per job that ended (or started after waiting for its locks)
+   * since the person last saw it, in the shell's words (`status 2 reads them`), as bash says
+   * `Done` before its next prompt.
+   */
+  async function answer(word: string, tool: string, input: unknown, result: ToolResult): Promise<void> {
+    heard.observe(result);
+    const notices = await heard.take();
+    const told = notices.length === 0 ? result : { ...result, notices };
+    const text = [answerText(result), ...notices.map((notice) => noticeText(notice, 'shell'))].join('\n');
+    if (json) emit(answerObject(word, tool, input, told, text));
     else write(text);
   }
 

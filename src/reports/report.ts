@@ -13,7 +13,7 @@
 import type { OutputLine, OutputRead as OutputSnapshot } from '../protocol/messages.js';
 import type { JobRecord, JobState } from '../runtime/job-record.js';
 import * as say from '../wording.js';
-import type { Dialect, LockResourceFacts } from '../wording.js';
+import type { Dialect, LockBlockerFacts, LockResourceFacts } from '../wording.js';
 import { formatStats, type JobStats } from './stats-format.js';
 
 export type { OutputSnapshot, Dialect };
@@ -54,6 +54,12 @@ export interface JobReport {
   unseenAfter?: number;
   /** What a waiting job waits for (its locks); empty in every other state. */
   wants: LockResourceFacts[];
+  /** What stands in a waiting job's way now: who holds (or, arrived earlier, waits for) its locks
+   * in this runtime's lock table; empty in every other state, or when the holder is outside it. */
+  blockedBy: LockBlockerFacts[];
+  /** How long the call answered with this report waited for the job's locks before it answered
+   * with the job still waiting (`background` with a wait it ran out of); null otherwise. */
+  lockWaitMs: number | null;
   /** The job's timeout, in milliseconds, when that timeout stopped it; null otherwise. */
   timedOutAfterMs: number | null;
   /** What a kill found (a report of `kill` alone): the job had already ended, or it outlived SIGINT. */
@@ -87,6 +93,8 @@ export interface ReportContext {
   filter?: string;
   /** What the kill this report answers found. */
   kill?: KillOutcome;
+  /** The call waited this long for the job's locks and answers with the job still waiting. */
+  lockWaitMs?: number;
 }
 
 /**
@@ -245,6 +253,9 @@ export function reportText(report: JobReport, dialect: Dialect = 'tool'): string
   if (report.timedOutAfterMs !== null) text.push(say.stoppedByTimeout(formatElapsed(report.timedOutAfterMs)));
   if (report.kill) text.push(say.killOutcome(report.id, stateText(report), report.kill, dialect));
   const { id, state, wants, reason, cleanedUp } = report;
+  // Reports built elsewhere (a host's own) may lack the lock fields.
+  const lockWait = state === 'waiting' ? say.lockWaitLine(id, report.blockedBy ?? [], report.lockWaitMs ?? null) : null;
+  if (lockWait !== null) text.push(lockWait);
   text.push(say.nextStep({ id, state, wants, reason, cleanedUp }, dialect));
   return text.join('\n');
 }
@@ -270,6 +281,8 @@ export function buildReport(record: JobRecord, output: OutputSnapshot | null, co
     waited: context.waited ?? null,
     ...(output && context.filter !== undefined ? { filter: context.filter } : {}),
     wants: state === 'waiting' ? record.wants.map(({ resource, mode }) => ({ resource, mode })) : [],
+    blockedBy: state === 'waiting' ? (record.blockedBy?.() ?? []) : [],
+    lockWaitMs: state === 'waiting' ? (context.lockWaitMs ?? null) : null,
     timedOutAfterMs: record.timedOut ? (record.input.timeoutMs ?? 0) : null,
     ...(context.kill ? { kill: context.kill } : {}),
     header: headerLine(record, now),
@@ -277,6 +290,11 @@ export function buildReport(record: JobRecord, output: OutputSnapshot | null, co
   };
   report.text = reportText(report);
   return report;
+}
+
+/** The shell's line while a `background` waits for its job's locks: what for, held by whom, what Ctrl-C does. */
+export function waitingNowText(report: JobReport): string {
+  return say.waitingForLocksNow(report.id, report.wants, report.blockedBy ?? []);
 }
 
 /** `job_status` with no id: one header line per job, oldest first, then `N of <maxJobs> running`. */

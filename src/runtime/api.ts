@@ -27,6 +27,10 @@ export interface BackgroundInput {
   signal?: AbortSignal;
   /** Milliseconds to wait for locks before giving up. Default: no limit. */
   lockTimeoutMs?: number;
+  /** Milliseconds the call waits for the job's locks before it answers with the job still
+   * `waiting` (it keeps its place and starts when it can: onJobEvent tells `started`). The time
+   * waited counts against `waitMs`. Default: no limit (the call waits until the job starts). */
+  answerWithinMs?: number;
   /** Stop the job (as kill does) after this many milliseconds. Default: no limit. */
   timeoutMs?: number;
   /** Instead of the settle window, wait up to this many ms for the job to end or to print a line
@@ -69,9 +73,13 @@ export interface KillOptions {
   graceMs?: number;
 }
 
-/** A job's lifecycle as it happens: the leader ended, the job was lost, or cleanup finished. */
+/**
+ * A job's lifecycle as it happens: it started (its leader runs), the leader ended, it failed to
+ * start, it was cancelled before it started (its wait for its locks given up), it was lost, or its
+ * cleanup finished.
+ */
 export interface JobEvent {
-  type: 'exited' | 'lost' | 'cleaned-up';
+  type: 'started' | 'exited' | 'failed' | 'cancelled' | 'lost' | 'cleaned-up';
   job: number;
 }
 

@@ -6,10 +6,12 @@ import { JobLimitError } from '../protocol/errors.js';
 import type { Lease, NormalizedResource } from '../locks/index.js';
 import type { ContainmentMode } from '../protocol/messages.js';
 import type { JobStats } from '../protocol/stats.js';
+import type { LockBlockerFacts } from '../wording.js';
 
 /** `waiting` for its locks; `running`; `exited` with a code; `killed` by a signal; `failed` to
- * start; `lost` with its supervisor. (`starting` is internal: shown as running.) */
-export type JobState = 'waiting' | 'starting' | 'running' | 'exited' | 'killed' | 'failed' | 'lost';
+ * start; `cancelled` while it waited for its locks (it never started); `lost` with its supervisor.
+ * (`starting` is internal: shown as running.) */
+export type JobState = 'waiting' | 'starting' | 'running' | 'exited' | 'killed' | 'failed' | 'cancelled' | 'lost';
 
 export interface JobRecord {
   id: number;
@@ -40,6 +42,8 @@ export interface JobRecord {
   wants: readonly NormalizedResource[];
   /** Cancels the wait for locks. */
   abort: AbortController | null;
+  /** While it waits for its locks: what stands in its way now (the lock table's holders and earlier waiters). */
+  blockedBy?: () => LockBlockerFacts[];
   /** What started it, for job_restart. */
   input: RestartableInput;
   /** Resources at the last read, while running. */
@@ -67,7 +71,7 @@ export function isRunning(record: JobRecord): boolean {
   return record.state === 'starting' || record.state === 'running';
 }
 
-/** Its state is final: exited, killed, failed or lost (no longer waiting, starting or running). */
+/** Its state is final: exited, killed, failed, cancelled or lost (no longer waiting, starting or running). */
 export function hasEnded(record: JobRecord): boolean {
   return record.state !== 'waiting' && !isRunning(record);
 }

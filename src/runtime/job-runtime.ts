@@ -4,7 +4,7 @@
  * signalling, reaping, kernel locks), and turns the supervisor's replies and events into job states
  * and reports. Input is validated here, where it enters; what flows inward is already checked.
  */
-import { InvalidInputError, RuntimeClosedError, SupervisorLostError } from '../protocol/errors.js';
+import { HephError, InvalidInputError, RuntimeClosedError, SupervisorLostError } from '../protocol/errors.js';
 import { SIGNAL_NAMES, type ContainmentMode, type LostJob, type SignalName, type SupervisorConfig, type SupervisorEvent } from '../protocol/messages.js';
 import type { OutputRead } from '../protocol/output.js';
 import { LockTable, normalizeResources, type LockOwner, type NormalizedResource } from '../locks/index.js';
@@ -18,7 +18,7 @@ import { registerInternals } from './internals.js';
 import { JobRegistry } from './job-registry.js';
 import { capacityError, hasEnded, isRunning, newJobRecord, type JobRecord } from './job-record.js';
 import { kernelLockBackend, type KernelLockBackend } from './kernel-lock-backend.js';
-import { containmentLimitations, inputProblem, lockBreachWarning, lockDirLimitations } from '../wording.js';
+import { containmentLimitations, inputProblem, lockBreachWarning, lockDirLimitations, cancelledReason, type LockBlockerFacts } from '../wording.js';
 import {
   DEFAULT_MAX_BYTES,
   DEFAULT_TAIL_LINES,
@@ -37,6 +37,9 @@ import type { SupervisorClient } from './supervisor-client.js';
 import { SupervisorKeeper } from './supervisor-keeper.js';
 
 export type { BackgroundInput, Capabilities, JobEvent, KillOptions, StatusOptions } from './api.js';
+
+/** The reason a kill gives the wait of a job that has not started: it is cancelled, not failed. */
+const STOPPED_WHILE_WAITING = new Error('stopped while it waited for its locks');
 
 export class JobRuntime {
   private readonly options: NormalizedOptions;
@@ -97,8 +100,10 @@ export class JobRuntime {
   }
 
   /** Starts `command` through the shell; answers after the settle window (earlier if it ends).
-   * With `locks`, first waits (fairly, visible in list()) until it holds all of them. */
+   * With `locks`, first waits (fairly, visible in list()) until it holds all of them; with
+   * `answerWithinMs`, the call answers after that long with the job still waiting (it keeps its place). */
   async background(input: BackgroundInput): Promise<JobReport> {
+    const called = Date.now();
     this.assertOpen();
     const command = validateCommand(input?.command);
     this.assertBelowCap();
@@ -106,6 +111,7 @@ export class JobRuntime {
     const env = envEntries(input.env ?? this.options.env);
     const wants = normalizeResources(input.locks ?? []);
     const lockTimeoutMs = input.lockTimeoutMs === undefined ? undefined : integerOption('lockTimeoutMs', input.lockTimeoutMs, 0, 0, 2 ** 31 - 1);
+    const answerWithinMs = input.answerWithinMs === undefined ? undefined : integerOption('answerWithinMs', input.answerWithinMs, 0, 0, MAX_WAIT_MS);
     const timeoutMs = input.timeoutMs === undefined ? undefined : integerOption('timeoutMs', input.timeoutMs, 0, 1, MAX_TIMEOUT_MS);
     const waitMs = input.waitMs === undefined ? undefined : integerOption('waitMs', input.waitMs, 0, 0, MAX_WAIT_MS);
     const until = input.until === undefined ? undefined : checkedPattern(input.until);
@@ -114,13 +120,55 @@ export class JobRuntime {
     const record = newJobRecord(id, { command, cwd, env: input.env, stdin: input.stdin === true, merge: input.merge === true, tty: input.tty === true, locks: wants, ref: input.ref, timeoutMs });
     this.jobs.add(record);
     this.changes.notify();
+    // The start goes on by itself (its outcome is the record's state), so a call that stops
+    // waiting for it leaves the job its place in the queue.
+    const launched = this.launch(record, input, env, lockTimeoutMs);
+    if (answerWithinMs !== undefined && record.state === 'waiting') {
+      await this.changes.until(() => record.state !== 'waiting', answerWithinMs);
+      if (record.state === 'waiting') return this.report(record, null, Date.now() - called);
+    }
+    if (!(await launched)) return this.report(record, null);
+    // No settle window: the caller wants the job number now; its output is one status away.
+    const watches = until !== undefined || untilPort !== undefined;
+    if (waitMs === undefined && !watches && this.options.settleMs === 0) return this.report(record, null);
+    // The call waits at most `waitMs` in all: the time its locks took counts.
+    const left = waitMs === undefined ? undefined : Math.max(0, waitMs - (wants.length > 0 ? Date.now() - called : 0));
+    return this.jobs.pinned(record, async () => {
+      if (left === undefined && !watches) {
+        await this.settle(record);
+        return this.reads.report(record, TAIL_READ);
+      }
+      // A dev server's ready line may already be out: the wait matches from the first line on.
+      return this.reads.report(record, TAIL_READ, { ms: left ?? this.options.settleMs, until, from: -1, port: untilPort });
+    });
+  }
+
+  /**
+   * Takes the job's locks (waiting fairly, visible in list()), then spawns it. Resolves true once
+   * it runs, false when it did not start: its record then says why (failed, or cancelled while
+   * it waited). Never rejects.
+   */
+  private async launch(record: JobRecord, input: BackgroundInput, env: string[], lockTimeoutMs: number | undefined): Promise<boolean> {
+    const { id, command, wants } = record;
     try {
       if (wants.length > 0) {
-        record.abort = new AbortController();
-        const signal = input.signal ? AbortSignal.any([input.signal, record.abort.signal]) : record.abort.signal;
+        const abort = new AbortController();
+        record.abort = abort;
+        const signal = input.signal ? AbortSignal.any([input.signal, abort.signal]) : abort.signal;
         const owner: LockOwner = { label: command, kind: 'job', jobId: id, ...(input.ref ? { ref: input.ref } : {}) };
-        record.lease = await this.locks.acquire(owner, wants, { signal, ...(lockTimeoutMs === undefined ? {} : { timeoutMs: lockTimeoutMs }) });
+        record.blockedBy = () => this.blockersOf(id);
+        const lease = this.locks.acquire(owner, wants, { signal, ...(lockTimeoutMs === undefined ? {} : { timeoutMs: lockTimeoutMs }) });
+        try {
+          record.lease = await lease;
+        } catch (error) {
+          const code = error instanceof HephError ? error.code : null;
+          if (code !== 'ERR_LOCK_CANCELLED' && code !== 'ERR_LOCK_TIMEOUT') throw error;
+          const how = abort.signal.reason === STOPPED_WHILE_WAITING ? 'stopped' : code === 'ERR_LOCK_TIMEOUT' ? 'timed-out' : 'cancelled';
+          this.states.cancelled(record, cancelledReason(how, (error as Error).message, wants));
+          return false;
+        }
         record.abort = null;
+        record.blockedBy = undefined;
         // Others may have started while we waited: the cap is checked again, holding nothing if refused.
         this.assertBelowCap(record);
         record.state = 'starting';
@@ -131,34 +179,45 @@ export class JobRuntime {
       record.supervisorPid = supervisor.pid;
       record.containment = supervisor.hello?.containment.mode ?? null;
       const reply = await supervisor.request('spawn', {
-        params: { job: id, command, cwd, env, stdin: input.stdin === true, merge: input.merge === true, tty: input.tty === true, shell: this.options.shell },
+        params: {
+          job: id,
+          command,
+          cwd: record.cwd,
+          env,
+          stdin: input.stdin === true,
+          merge: input.merge === true,
+          tty: input.tty === true,
+          shell: this.options.shell,
+        },
       });
       record.pid = reply.pid;
       record.pidStart = reply.start;
       record.pipes = reply.pipes;
       record.cgroup = reply.cgroup;
       record.startedAt = reply.startedAt;
-      if (record.state === 'starting') record.state = 'running';
+      this.states.started(record);
       this.armTimeout(record);
+      return true;
     } catch (error) {
       this.states.failed(record, error);
-      return this.report(record, null);
+      return false;
     }
-    // No settle window: the caller wants the job number now; its output is one status away.
-    const watches = until !== undefined || untilPort !== undefined;
-    if (waitMs === undefined && !watches && this.options.settleMs === 0) return this.report(record, null);
-    return this.jobs.pinned(record, async () => {
-      if (waitMs === undefined && !watches) {
-        await this.settle(record);
-        return this.reads.report(record, TAIL_READ);
-      }
-      // A dev server's ready line may already be out: the wait matches from the first line on.
-      return this.reads.report(record, TAIL_READ, { ms: waitMs ?? this.options.settleMs, until, from: -1, port: untilPort });
-    });
   }
 
-  /** Stops the job and starts its command again with the same options, as a new job. */
-  async restart(id: number): Promise<{ stopped: JobReport; started: JobReport }> {
+  /** What stands in the way of job `id`'s locks now, as the lock table sees it. */
+  private blockersOf(id: number): LockBlockerFacts[] {
+    const waiter = this.locks.snapshot().waiters.find((entry) => entry.owner.kind === 'job' && entry.owner.jobId === id);
+    return (waiter?.blockedBy ?? []).map(({ owner, holding, resource, wants }) => ({
+      owner: { ...owner },
+      holding,
+      resource: { resource: resource.resource, mode: resource.mode },
+      wants: { resource: wants.resource, mode: wants.mode },
+    }));
+  }
+
+  /** Stops the job and starts its command again with the same options, as a new job
+   * (`answerWithinMs`: as background's, for a job with locks). */
+  async restart(id: number, options: Pick<BackgroundInput, 'answerWithinMs'> = {}): Promise<{ stopped: JobReport; started: JobReport }> {
     const record = this.jobs.find(id);
     const stopped = await this.kill(id);
     const { input } = record;
@@ -172,6 +231,7 @@ export class JobRuntime {
       locks: input.locks,
       ...(input.ref ? { ref: input.ref } : {}),
       ...(input.timeoutMs ? { timeoutMs: input.timeoutMs } : {}),
+      ...(options.answerWithinMs === undefined ? {} : { answerWithinMs: options.answerWithinMs }),
     });
     return { stopped, started };
   }
@@ -313,7 +373,7 @@ export class JobRuntime {
     const endedBefore: KillOutcome | undefined = hasEnded(record) ? { kind: 'ended', leftovers: !record.cleanedUp } : undefined;
     if (record.state === 'waiting') {
       // Not started: cancelling its wait is the whole stop (unless it was granted just now).
-      record.abort?.abort(new Error('killed while waiting for its locks'));
+      record.abort?.abort(STOPPED_WHILE_WAITING);
       await this.changes.until(() => record.state !== 'waiting', 10_000);
     }
     // Being spawned: let the spawn land first, so the kill cannot miss it.
@@ -343,8 +403,8 @@ export class JobRuntime {
     if (ended) await this.changes.until(() => record.cleanedUp, DRAIN_MS);
   }
 
-  private report(record: JobRecord, output: OutputRead | null): JobReport {
-    return buildReport(record, output, { maxJobs: this.options.maxJobs });
+  private report(record: JobRecord, output: OutputRead | null, lockWaitMs?: number): JobReport {
+    return buildReport(record, output, { maxJobs: this.options.maxJobs, ...(lockWaitMs === undefined ? {} : { lockWaitMs }) });
   }
 
   private supervisorConfig(): SupervisorConfig {

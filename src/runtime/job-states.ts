@@ -20,6 +20,13 @@ export class JobStates {
     return () => this.listeners.delete(listener);
   }
 
+  /** Its leader runs (the spawn was answered): told once, for every job. */
+  started(record: JobRecord): void {
+    if (record.state !== 'starting') return;
+    record.state = 'running';
+    this.emit({ type: 'started', job: record.id });
+  }
+
   /** The leader ended (the job's state follows it); told once. */
   exited(record: JobRecord, code: number | null, signal: string | null, at: number): void {
     if (record.endedAt !== null) return;
@@ -57,7 +64,25 @@ export class JobStates {
       record.state = 'failed';
       record.reason = error instanceof Error ? error.message : String(error);
     }
+    this.neverRan(record);
+    this.emit({ type: record.state === 'lost' ? 'lost' : 'failed', job: record.id });
+  }
+
+  /**
+   * Its wait for its locks was given up (a kill, the caller's signal, its lock timeout) before it
+   * started: nothing of it ran, which is not a failure of its command. `reason` says who gave up.
+   */
+  cancelled(record: JobRecord, reason: string): void {
+    record.state = 'cancelled';
+    record.reason = reason;
+    this.neverRan(record);
+    this.emit({ type: 'cancelled', job: record.id });
+  }
+
+  /** A job that ends without having run: nothing to clean up, nothing held. */
+  private neverRan(record: JobRecord): void {
     record.abort = null;
+    record.blockedBy = undefined;
     record.endedAt = Date.now();
     record.cleanedUp = true;
     record.lease?.release();

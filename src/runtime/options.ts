@@ -58,6 +58,10 @@ export function maxReadBytes(outputLines: number, lineBytes: number): number {
   const lines = outputLines + OUTPUT_HEAD_LINES + PARTIAL_LINES;
   return MAX_FRAME_BYTES - READ_REPLY_OVERHEAD_BYTES - lines * READ_LINE_OVERHEAD_BYTES - RENDERED_BYTES_PER_BYTE * lineBytes;
 }
+/** How long a locked `background` call waits for its locks when it gives no `wait`, before it
+ * answers with the job still waiting (it keeps its place): below the 60 s after which common tool
+ * clients (the MCP SDK's) give up on a call. */
+export const LOCKED_CALL_WAIT_MS = 30_000;
 /** Longest wait one call may ask for (a model's tool call should not hang for hours). */
 export const MAX_WAIT_MS = 10 * 60 * 1000;
 /** The highest TCP port (a wait's `untilPort`). */

@@ -1,4 +1,5 @@
 /** Where a tool call comes from (cwd, env, ref), and how a call's context falls back to the defaults. */
+import type { JobReport } from '../reports/report.js';
 import { toolsConfig } from '../wording.js';
 
 /** Where a call comes from: the ref's worktree, the environment a shell command gets, the ref. */
@@ -22,7 +23,16 @@ export interface ToolContext {
    * the answer says so and names the call that waits on. Default: no cap.
    */
   maxWaitMs?: number;
+  /**
+   * Told once when a `background` call's job has to wait for its locks (at once when the lock
+   * table names who holds them, else when it has waited WAITING_TOLD_MS), with the job's report
+   * (`state: 'waiting'`, `wants`, `blockedBy`): a shell shows it, a server can send progress.
+   */
+  onWaiting?: (job: JobReport) => void;
 }
+
+/** When a wait for locks held outside this runtime (no holder in its table) is told to onWaiting. */
+export const WAITING_TOLD_MS = 1000;
 
 /** A call's context with every field that has a fallback filled in. */
 export type ResolvedContext = Required<Pick<ToolContext, 'cwd' | 'env'>> & ToolContext;
@@ -50,6 +60,7 @@ export function contextResolver(defaults: ToolContext, settings: { cwd: string; 
       ...(ref === undefined ? {} : { ref }),
       ...(given.signal === undefined ? {} : { signal: given.signal }),
       ...(given.maxWaitMs === undefined ? {} : { maxWaitMs: given.maxWaitMs }),
+      ...(given.onWaiting === undefined ? {} : { onWaiting: given.onWaiting }),
     };
   };
 }

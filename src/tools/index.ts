@@ -27,6 +27,7 @@ import {
 import { buildListReport, type JobReport } from '../reports/report.js';
 import type { BackgroundInput, JobRuntime } from '../runtime/job-runtime.js';
 import { commandProblem, patternProblem } from '../runtime/input-checks.js';
+import { LOCKED_CALL_WAIT_MS } from '../runtime/options.js';
 import * as say from '../wording.js';
 import {
   backgroundSchema,
@@ -44,10 +45,11 @@ import {
 import { definitionsFor, type FlavorDefinitions, type SchemaFlavor } from './flavors.js';
 import { validate, type JsonSchema } from './validate.js';
 import { approvalGate, type Approver } from './approval.js';
-import { checkContext, contextResolver, unlessAborted, type ToolContext } from './context.js';
+import { checkContext, contextResolver, unlessAborted, WAITING_TOLD_MS, type ToolContext } from './context.js';
 import { errorAnswer, jobResult as reportResult, listResult, refusal, type ToolResult } from './result.js';
 import { ShownLines, type ReadAsked, type ReadsMode } from './shown-lines.js';
 import { afterCut, capWait } from './wait-cap.js';
+import { Notices } from './notices.js';
 
 export interface ToolDefinition {
   name: string;
@@ -84,6 +86,9 @@ export interface CreateToolsOptions {
    * `lines: N` shows the last N and nothing else.
    */
   reads?: ReadsMode;
+  /** Every answer ends with a line per job that ended (or started after waiting for its locks)
+   * since the model last heard of it (`ToolResult.notices`; `Tools.notices()` between turns). Default: true. */
+  notices?: boolean;
 }
 
 export interface Tools {
@@ -110,13 +115,21 @@ export interface Tools {
   userKill(id: number | string): Promise<string>;
   /** `userKill` as a result: the final report as `job`, or `isError` with why not. */
   userKillCall(id: number | string): Promise<ToolResult>;
+  /**
+   * The notice lines due now (jobs that ended, or started after waiting for their locks, since the
+   * model last heard of them), consumed: a host puts them into the model's next turn when no tool
+   * is called. Empty with `notices: false`. (The user's own `/job-kill` is not hearing: its job's
+   * end is still told to the model.)
+   */
+  notices(): Promise<string[]>;
 }
 
-/** What the tools use of a runtime (a `JobRuntime` is one). */
+/** What the tools use of a runtime (a `JobRuntime` is one). Without `onJobEvent`, notices are looked for at every answer. */
 export type ToolRuntime = Pick<
   JobRuntime,
   'background' | 'status' | 'list' | 'kill' | 'userKill' | 'input' | 'restart' | 'heldResources' | 'wantedResources' | 'locks' | 'settings'
->;
+> &
+  Partial<Pick<JobRuntime, 'onJobEvent'>>;
 
 /** The tools for `runtime`. Throws (at configuration time) if `rules` or `approve` are malformed. */
 export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = {}): Tools {
@@ -126,6 +139,10 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
   const rules: LockRules = options.rules === undefined ? {} : validateLockRules(options.rules);
   const resolve = contextResolver(checkContext('createTools option defaults', options.defaults ?? {}), runtime.settings);
   const ask = approvalGate(approve);
+  const notices = options.notices === false ? null : new Notices(runtime);
+  /** Every answer of a tool ends with the notices due (see notices.ts). */
+  const defineTool = (definition: Omit<ToolDefinition, 'run'>): ToolDefinition =>
+    toolFrom({ ...definition, call: async (input, context) => (notices ? notices.finish(await definition.call(input, context)) : definition.call(input, context)) });
   const limits = { maxJobs: runtime.settings.maxJobs, outputLines: runtime.settings.outputLines };
   if (options.reads !== undefined && options.reads !== 'tail' && options.reads !== 'new') throw new TypeError(say.toolsConfig.badReads(options.reads));
   const shown = new ShownLines(options.reads ?? 'tail');
@@ -194,6 +211,27 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
     }
   }
 
+  /**
+   * Tells `onWaiting` that job `id` waits for its locks: at once when the lock table names who
+   * holds them, else (held outside this runtime, or just being taken) once it still waits after
+   * WAITING_TOLD_MS. Returns the timer the call clears when it answers.
+   */
+  function tellWaiting(id: number, onWaiting: (job: JobReport) => void): NodeJS.Timeout | null {
+    const tell = () => {
+      const job = findJob(id);
+      try {
+        if (job?.state === 'waiting') onWaiting(job);
+      } catch {
+        // A host's listener must not break the call (nor, from the timer, the process).
+      }
+    };
+    if ((findJob(id)?.blockedBy?.length ?? 0) > 0) {
+      tell();
+      return null;
+    }
+    return setTimeout(tell, WAITING_TOLD_MS);
+  }
+
   function findJob(id: number): JobReport | undefined {
     return runtime.list().find((job) => job.id === id);
   }
@@ -240,13 +278,21 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
           env: context.env,
           ...(context.ref === undefined ? {} : { ref: context.ref }),
           ...(locks.length === 0 ? {} : { locks: locks.map(({ resource, mode }) => ({ resource, mode })) }),
+          // A locked call answers in time (below a client's timeout), with the job still waiting
+          // if its locks are not free by then: it keeps its place, and a notice tells when it starts.
+          ...(locks.length === 0 ? {} : { answerWithinMs: capWait(wait === undefined ? LOCKED_CALL_WAIT_MS : seconds(wait), context.maxWaitMs).waitMs }),
         };
         // The job is listed before the runtime's first await: known now, in case the caller stops
         // waiting (context.signal) while the job waits for its locks. It keeps its place then.
         const known = new Set(runtime.list().map((job) => job.id));
         const started = runtime.background(request);
         const queued = runtime.list().find((job) => !known.has(job.id));
-        return jobResult(afterCut(await unlessAborted(started, context.signal, async () => (queued ? (findJob(queued.id) ?? started) : started)), capped));
+        const told = queued?.state === 'waiting' && context.onWaiting ? tellWaiting(queued.id, context.onWaiting) : null;
+        try {
+          return jobResult(afterCut(await unlessAborted(started, context.signal, async () => (queued ? (findJob(queued.id) ?? started) : started)), capped));
+        } finally {
+          if (told) clearTimeout(told);
+        }
       } catch (error) {
         return errorAnswer('background', error);
       }
@@ -380,7 +426,8 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
     'job_restart',
     jobRestartSchema(),
     async ({ id }) => {
-      const { stopped, started: report } = await runtime.restart(id);
+      // A locked job answers in time, as background does (the new job keeps its place).
+      const { stopped, started: report } = await runtime.restart(id, { answerWithinMs: LOCKED_CALL_WAIT_MS });
       const started = shown.present(report);
       return { text: `${stopped.header}\n${started.text}`, isError: false, job: started, stopped };
     },
@@ -413,11 +460,14 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
     async userKill(raw) {
       return (await userKillCall(raw)).text;
     },
+    async notices() {
+      return notices ? (await notices.take()).map((notice) => notice.text) : [];
+    },
   };
 }
 
 /** A tool from its `call`: `run` is the call's text. */
-function defineTool(definition: Omit<ToolDefinition, 'run'>): ToolDefinition {
+function toolFrom(definition: Omit<ToolDefinition, 'run'>): ToolDefinition {
   return {
     ...definition,
     async run(input, context) {
@@ -435,3 +485,4 @@ export type { JsonSchema, ToolContext, ToolResult };
 export { waitingText } from './wait-cap.js';
 export type { ApprovalAnswer, ApprovalRequest, Approver } from './approval.js';
 export type { BackgroundToolInput, JobKillToolInput, JobStatusToolInput } from './schema.js';
+export { Notices, noticeText, type JobNotice } from './notices.js';

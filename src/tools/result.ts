@@ -5,6 +5,7 @@
 import { HephError } from '../protocol/errors.js';
 import type { JobListReport, JobReport } from '../reports/report.js';
 import { errorText } from '../wording.js';
+import type { JobNotice } from './notices.js';
 
 export interface ToolResult {
   /** The answer exactly as the model reads it. */
@@ -17,6 +18,9 @@ export interface ToolResult {
   list?: JobListReport;
   /** job_restart: the stopped job's final report (its header comes first in `text`). */
   stopped?: JobReport;
+  /** Jobs that ended (or started after waiting for their locks) since the model last heard of
+   * them, told once each; their lines end `text`. Absent when there are none (or notices are off). */
+  notices?: JobNotice[];
 }
 
 /** An answer that is not a report: why nothing (or not all) was done. */

@@ -128,7 +128,7 @@ function backgroundProperties(): Record<string, JsonSchema> {
       type: 'array',
       maxItems: MAX_CALL_LOCKS,
       items: { type: 'string', minLength: 1, maxLength: MAX_RESOURCE_LENGTH },
-      description: 'Resources held while it runs, e.g. ["port:5173"]; it starts once all are free.',
+      description: 'Resources held while it runs, e.g. ["port:5173"]; waits for all (answers within wait, default 30).',
     },
     stdin: { type: 'boolean', description: 'Keep stdin open for job_input.' },
     merge: { type: 'boolean', description: 'stdout and stderr as one stream, in order.' },

@@ -211,7 +211,7 @@ describe.each(modeRows())('chaos (%s)', (mode, skip) => {
           return;
         }
         await within(call, 30_000, `background #${i} to answer after its kill`).catch((error: Error) => failures.push(`#${i}: ${error.message}`));
-        const ok = final.cleanedUp && (final.state === 'killed' || final.state === 'exited' || final.state === 'failed');
+        const ok = final.cleanedUp && (final.state === 'killed' || final.state === 'exited' || final.state === 'failed' || final.state === 'cancelled');
         if (!ok) failures.push(`#${i} (${plan.kind}, ${moment}): after kill: ${final.header} cleanedUp=${final.cleanedUp} ${final.reason ?? ''}`);
         if (final.pid !== null) spawned.set(id, i);
       }

@@ -5,6 +5,9 @@
  * prefix, so "every job ended" is checked against kernel truth: the FIFO's write end, inherited by
  * every process of every job, reaching EOF. Nothing waits on a sleep: each step waits for output.
  */
+import fs from 'node:fs';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { startCli } from '../helpers/cli.js';
 import { EofOracle, isReaped, see, waitUntil } from '../helpers/kernel.js';
@@ -53,6 +56,33 @@ function withoutElapsed(text: string): string {
 }
 
 describe.each(modeRows())('heph-jobs shell (%s)', (mode, skip) => {
+  it.skipIf(skip)('through a pipe: a job that ended since the last answer is told after the next answer, once, in the shell\'s words', async () => {
+    const oracle = new EofOracle();
+    const go = path.join(oracle.dir, 'go');
+    execFileSync('mkfifo', [go]);
+    try {
+      const cli = startCli(['--yes', '--containment', mode]);
+      const command = `${oracle.prefix}read x < ${go}; echo "got $x"`;
+      cli.write(`background ${command}\n`);
+      await cli.next(/stops it\.\n/);
+      // The job waits in open(2) for a writer; this write ends it, with no answer in between.
+      fs.writeFileSync(go, 'go\n');
+      await oracle.waitEof();
+      cli.write('logs -f 0\n'); // not an answer: it returns once the job has ended
+      await cli.next(/job 0 exited 0 \d:\d\d .*\n/);
+      cli.write('status 7\n');
+      expect(await cli.next(/\n\(job 0 exited 0 .*\)\n/)).toMatch(/^job_status: .*\n\(job 0 exited 0 \d:\d\d .*echo "got \$x": 1 new line; status 0 reads it\)\n$/);
+      cli.write('status 7\n');
+      expect(await cli.next(/\n/)).toMatch(/^job_status: /);
+      cli.write('status 0\n');
+      expect(await cli.next(/with status 0\.\n/)).toMatch(/^job 0 exited 0 .*\n> got go\n/);
+      cli.endInput();
+      expect(await cli.exited).toEqual({ code: 0, signal: null });
+    } finally {
+      oracle.dispose();
+    }
+  });
+
   it.skipIf(skip)('through a pipe: start a job, read it, kill it; the end of the input ends the session and every job', async () => {
     // One oracle per job: an oracle is spent once its FIFO has reached EOF.
     const killed = new EofOracle();
@@ -336,8 +366,8 @@ describe.each(modeRows())('heph-jobs shell (%s)', (mode, skip) => {
       expect(list).toMatch(/job 0 running .*\njob 1 waiting \d:\d\d echo second\n1 of 8 running\n$/);
       cli.write('/job-kill 1\r');
       // Both answers: the busy background's (job 1 never started) and /job-kill's.
-      await cli.next(/job 1 failed \d:\d\d echo second\njob 1 could not start: .*cancelled/);
-      await cli.next(/job 1 failed \d:\d\d echo second\njob 1 could not start: .*cancelled/);
+      await cli.next(/job 1 cancelled \d:\d\d echo second\njob 1 never started: it was stopped while it waited for its locks/);
+      await cli.next(/job 1 cancelled \d:\d\d echo second\njob 1 never started: it was stopped while it waited for its locks/);
       await cli.next('heph-jobs> ');
       cli.write('quit\r');
       await cli.next('session ended: stopped 1 job');

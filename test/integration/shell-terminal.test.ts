@@ -251,6 +251,15 @@ describe.each(modeRows())('Ctrl-C on a command that waits (%s)', (mode, skip) =>
       expect(holder.closed).toBe(false); // the job runs on
 
       shell.line(`background --locks ${resource} echo kept-its-place`);
+      // The person sees at once that it waits, for what and held by whom, and what Ctrl-C does
+      // (issue 13 item 4).
+      // (The screen is 120 columns wide: a long line wraps, and a space at the wrap is not kept.)
+      const squeezed = (text: string) => text.replace(/\s+/g, '');
+      const unwrapped = () => squeezed(shell.screen());
+      const waitingLine =
+        `job 1 waits for its locks (${resource}): ${resource} is held by job 0 (${holder.prefix}echo holding; exec sleep 60). ` +
+        'Ctrl-C stops waiting; job 1 keeps its place and starts by itself (kill 1 gives up on it).';
+      await shell.until(() => unwrapped().includes(squeezed(waitingLine)), 'the line saying job 1 waits');
       // It waits; reads run at once meanwhile, and show it waiting.
       await shell.until(() => {
         shell.line('status');
@@ -259,6 +268,10 @@ describe.each(modeRows())('Ctrl-C on a command that waits (%s)', (mode, skip) =>
       shell.keys('C-c');
       await shell.see(
         `job 1 has not started: it waits for its locks: ${resource}. status 1 shows when it runs; kill 1 gives up on it.`,
+      );
+      // Ctrl-C left it queued, and the answer says so.
+      expect(unwrapped()).toContain(
+        squeezed(`${resource} is held by job 0 (${holder.prefix}echo holding; exec sleep 60); job 1 keeps its place and starts by itself once they are free)`),
       );
       await shell.until(atEmptyPrompt, 'the prompt');
 

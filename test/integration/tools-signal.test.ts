@@ -4,21 +4,13 @@
  * place and runs once they are free; a status wait answers with the job as it is, which runs on.
  */
 import { describe, expect, it } from 'vitest';
-import { createTools, type ToolResult } from '../../src/index.js';
+import { createTools } from '../../src/index.js';
+import { settled, uniquePort } from '../helpers/calls.js';
 import { EofOracle } from '../helpers/kernel.js';
 import { modeRows } from '../helpers/modes.js';
 import { startRuntime, waitForOutput } from '../helpers/runtime.js';
 import { waitFor } from '../../src/testing.js';
 
-function uniquePort(): string {
-  return `port:${40_000 + Math.floor(Math.random() * 20_000)}`;
-}
-
-/** Whether `call` has answered yet (checked after the answers already due have been delivered). */
-async function settled(call: Promise<ToolResult>): Promise<boolean> {
-  const pending = Symbol('pending');
-  return (await Promise.race([call, new Promise((resolve) => setImmediate(() => resolve(pending)))])) !== pending;
-}
 
 describe.each(modeRows())('a call stopped by its signal (%s)', (mode, skip) => {
   it.skipIf(skip)('background: the call answers with the waiting job, which keeps its place and runs once the locks are free', async () => {

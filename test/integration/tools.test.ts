@@ -304,8 +304,8 @@ describe.each(modeRows())('the tools against real jobs (%s)', (mode, skip) => {
       // Elsewhere (another ref) the rules do not overlap, and the job is read while it waits.
       expect(await tools.job_status.run({ id: 0 }, { ref: 'feature' })).toMatch(/^job 0 waiting /);
       // The user's /job-kill needs no lock: it ends the wait, and the job never starts.
-      expect(await within(tools.userKill(0), 5_000, '/job-kill of the waiting job')).toMatch(/^job 0 failed /);
-      expect((await starting).text).toMatch(/^job 0 failed /);
+      expect(await within(tools.userKill(0), 5_000, '/job-kill of the waiting job')).toMatch(/^job 0 cancelled /);
+      expect((await starting).text).toMatch(/^job 0 cancelled /);
     } finally {
       host.release();
       await starting;

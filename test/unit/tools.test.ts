@@ -235,6 +235,8 @@ describe('background passes the call to the runtime', () => {
         { resource: 'port:5173', mode: 'exclusive' },
         { resource: 'worktree:main', mode: 'exclusive' },
       ],
+      // A locked call answers within its wait (the default when it gives none), job waiting or not.
+      answerWithinMs: 30_000,
     });
     expect(calls.background[1]).toMatchObject({ command: 'make', cwd: '/repo/wt/x', env: { A: '1' }, ref: 'x' });
     expect(normalizeResources(calls.background[1]!.locks!).map((res) => res.resource)).toEqual(['path:/repo/wt/x/node_modules', 'worktree:x']);
