@@ -41,10 +41,14 @@ export function sessionHandlers(context: RequestContext): Handlers<'hello' | 'pi
       // A dead supervisor's leases, kept in the vault: ours now, before anyone else can ask.
       const adopted = locks.adopt();
       state.start({ config, strategy, scope, locks });
-      // What dead instances left (a runtime killed together with its supervisor): the first
-      // round of kills is sent before we answer; the rest (reaps, cgroup removal) goes on after.
-      sweepDeadInstances(scope).catch((error: unknown) => {
-        process.stderr.write(`heph-jobs supervisor: the sweep of dead supervisors' leftovers failed: ${(error as Error).message}\n`);
+      // What dead instances left (a runtime killed together with its supervisor). The search reads
+      // every process's environment, about a third of a start on a busy machine, so it runs just
+      // after the answer (the check phase of this loop turn, before the runtime can send its next
+      // request), not before it: the first call of a fresh runtime does not wait for it.
+      setImmediate(() => {
+        sweepDeadInstances(scope).catch((error: unknown) => {
+          process.stderr.write(`heph-jobs supervisor: the sweep of dead supervisors' leftovers failed: ${(error as Error).message}\n`);
+        });
       });
       return { pid: process.pid, instance: ownIdentity(), containment: strategy.info, subreaper: native.isChildSubreaper(), locks: lockDir.info, vault: { state: vault.state, adopted } };
     },
