@@ -36,7 +36,7 @@ export function supervisorEntry(): string {
  * leak). A 1 MB semi-space keeps it flat near 63 MB and costs no measurable time
  * (bench: memory, jobs in sequence).
  */
-const SUPERVISOR_V8_FLAGS = ['--max-semi-space-size=1'];
+export const SUPERVISOR_V8_FLAGS = ['--max-semi-space-size=1'];
 
 /**
  * The supervisor's own environment: the runtime's, less what only slows its boot. Node 20 reads
