@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { JobRuntime } from '../../dist/src/index.js';
 import { supervisorEnvironment } from '../../dist/src/runtime/supervisor-client.js';
+import { supervisorDiagnostics } from '../../dist/src/testing.js';
 import { interleave } from '../lib/loop.mjs';
 import { goal, group, ratioOf, row } from '../lib/report.mjs';
 import { now } from '../lib/stats.mjs';
@@ -39,6 +40,22 @@ export async function run(ctx) {
         const child = spawn(process.execPath, ['-e', '0'], { stdio: 'ignore', env: supervisorEnvironment(process.env) });
         await once(child, 'exit');
         return now() - start;
+      },
+    },
+    {
+      // The start sweep (dead instances' leftovers) runs after the hello: a second request must
+      // not wait for it.
+      name: 'fresh runtime, capabilities() and a second request',
+      fn: async () => {
+        const start = now();
+        const runtime = await JobRuntime.start();
+        try {
+          await runtime.capabilities();
+          await supervisorDiagnostics(runtime);
+          return now() - start;
+        } finally {
+          await runtime.close();
+        }
       },
     },
     {

@@ -42,9 +42,8 @@ export function sessionHandlers(context: RequestContext): Handlers<'hello' | 'pi
       const adopted = locks.adopt();
       state.start({ config, strategy, scope, locks });
       // What dead instances left (a runtime killed together with its supervisor). The search reads
-      // every process's environment, about a third of a start on a busy machine, so it runs just
-      // after the answer (the check phase of this loop turn, before the runtime can send its next
-      // request), not before it: the first call of a fresh runtime does not wait for it.
+      // every process's environment (tens of ms in a fresh process on a busy machine), so it starts
+      // just after this answer and works in slices: the runtime's first calls do not wait for it.
       setImmediate(() => {
         sweepDeadInstances(scope).catch((error: unknown) => {
           process.stderr.write(`heph-jobs supervisor: the sweep of dead supervisors' leftovers failed: ${(error as Error).message}\n`);
