@@ -18,48 +18,45 @@ export const id = 'start';
 const FLOOR = 'node -e 0';
 export const title = 'supervisor start: first call of a fresh runtime';
 
+/** A fresh runtime, timed from `JobRuntime.start()` through `calls(runtime)`; closed untimed. */
+function freshRuntime(calls) {
+  return async () => {
+    const start = now();
+    const runtime = await JobRuntime.start();
+    try {
+      await calls(runtime);
+      return now() - start;
+    } finally {
+      await runtime.close();
+    }
+  };
+}
+
+/** `node -e 0` from spawn to exit, with `env`. */
+function bareNode(env) {
+  return async () => {
+    const start = now();
+    const child = spawn(process.execPath, ['-e', '0'], { stdio: 'ignore', env });
+    await once(child, 'exit');
+    return now() - start;
+  };
+}
+
 export async function run(ctx) {
   const cases = [
-    {
-      name: 'fresh runtime.capabilities()',
-      fn: async () => {
-        const start = now();
-        const runtime = await JobRuntime.start();
-        try {
-          await runtime.capabilities();
-          return now() - start;
-        } finally {
-          await runtime.close();
-        }
-      },
-    },
-    {
-      name: FLOOR,
-      fn: async () => {
-        const start = now();
-        const child = spawn(process.execPath, ['-e', '0'], { stdio: 'ignore', env: supervisorEnvironment(process.env) });
-        await once(child, 'exit');
-        return now() - start;
-      },
-    },
+    { name: 'fresh runtime.capabilities()', fn: freshRuntime((runtime) => runtime.capabilities()) },
+    { name: FLOOR, fn: bareNode(supervisorEnvironment(process.env)) },
     {
       // The start sweep (dead instances' leftovers) runs after the hello: a second request must
       // not wait for it.
       name: 'fresh runtime, capabilities() and a second request',
-      fn: async () => {
-        const start = now();
-        const runtime = await JobRuntime.start();
-        try {
-          await runtime.capabilities();
-          await supervisorDiagnostics(runtime);
-          return now() - start;
-        } finally {
-          await runtime.close();
-        }
-      },
+      fn: freshRuntime(async (runtime) => {
+        await runtime.capabilities();
+        await supervisorDiagnostics(runtime);
+      }),
     },
     {
-      name: "eager runtime, first call 200 ms after start",
+      name: 'eager runtime, first call 200 ms after start',
       fn: async () => {
         const runtime = await JobRuntime.start({ startSupervisor: 'eager' });
         try {
@@ -73,17 +70,7 @@ export async function run(ctx) {
       },
     },
   ];
-  if (process.env.NODE_EXTRA_CA_CERTS) {
-    cases.push({
-      name: 'node -e 0 (with NODE_EXTRA_CA_CERTS)',
-      fn: async () => {
-        const start = now();
-        const child = spawn(process.execPath, ['-e', '0'], { stdio: 'ignore' });
-        await once(child, 'exit');
-        return now() - start;
-      },
-    });
-  }
+  if (process.env.NODE_EXTRA_CA_CERTS) cases.push({ name: 'node -e 0 (with NODE_EXTRA_CA_CERTS)', fn: bareNode(process.env) });
   const results = await interleave({ runs: ctx.runs(20, 5), warmup: 2, cases, progress: ctx.progress(id) });
   const rows = cases.map((entry, index) => row(entry.name, results.get(entry.name), { ours: index === 0 }));
   const g = group('', rows, 'time');
