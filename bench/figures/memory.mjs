@@ -55,7 +55,7 @@ export async function run(ctx) {
     await sleep(500);
     const idle = await sampleRss(supervisorPid, ctx.runs(2000, 1000));
     const idleParts = residentParts(supervisorPid);
-    const bare = await bareNode(ctx.runs(2000, 1000));
+    const bare = await bareNode(ctx.runs(2000, 300));
     const jobs = [];
     for (let i = 0; i < 8; i++) jobs.push(await runtime.background({ command: flood(i < 4 ? 80 : 16 * 1024) }));
     const flooding = await sampleRss(supervisorPid, ctx.runs(15_000, 4000));

@@ -122,7 +122,7 @@ export async function run(ctx) {
         { name: RAW, fn: rawCase },
         { name: 'the job\'s hop: FIFO to shell to pipe', fn: hopCase },
       ];
-      const results = await interleave({ runs: ctx.runs(60, 15), warmup: 3, cases, progress: ctx.progress(`${id} ${label}`) });
+      const results = await interleave({ runs: ctx.runs(60, 10), warmup: 2, cases, progress: ctx.progress(`${id} ${label}`) });
       const g = group(label, cases.map((entry, index) => row(entry.name, results.get(entry.name), { ours: index === 0 })), 'time');
       groups.push(g);
       goals.push(goal(`${label}: ≤ 1.5× a raw status round trip`, ratioOf(g, RAW), '<=', 1.5));
