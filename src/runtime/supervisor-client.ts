@@ -21,7 +21,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
  */
 export function supervisorEntry(): string {
   const candidates = ['../../supervisor', '../../dist/supervisor'].flatMap((dir) =>
-    ['supervisor.bundle.js', 'main.js'].map((file) => path.resolve(here, dir, file)),
+    ['supervisor.bundle.cjs', 'main.js'].map((file) => path.resolve(here, dir, file)),
   );
   const found = candidates.find((candidate) => fs.existsSync(candidate));
   if (!found) throw new Error(`heph-jobs: the supervisor entry is not built (run \`npm run build:ts\`); looked in ${candidates.join(', ')}`);
