@@ -21,8 +21,8 @@ export function tokens(text) {
 /** A dev server that says it is ready after a moment and then serves (here: sleeps); run as `sh dev-server.sh`. */
 const DEV_SERVER = [
   'sleep 0.3',
-  "printf '\\n  VITE v5.4.0  ready in 312 ms\\n\\n'",
-  "printf '  ➜  Local:   http://localhost:5173/\\n  ➜  Network: use --host to expose\\n'",
+  // One write, so the answer (which comes as soon as a line matches) shows the same lines every run.
+  "printf '\\n  VITE v5.4.0  ready in 312 ms\\n\\n  ➜  Local:   http://localhost:5173/\\n  ➜  Network: use --host to expose\\n'",
   'exec sleep 600',
 ].join('; ');
 
