@@ -79,16 +79,18 @@ export async function run(ctx) {
     }
     const results = await interleave({ runs: ctx.runs(12, 3), warmup: 1, cases, progress: ctx.progress(id) });
     const rows = cases.map((entry, index) => row(entry.name, results.get(entry.name).map((s) => s.ms), { ours: index === 0 }));
+    // The runtime's own death, the earliest the supervisor can learn of it (see crashOnce).
+    rows.push(row('the runtime itself, SIGKILL to reaped', results.get(cases[0].name).map((s) => s.hostMs)));
     if (!harness.cgroup) rows.push(skippedRow('raw cgroup.kill of the 8 trees', harness.hello.cgroupReason));
     const counted = results.get(cases[0].name).map((s) => s.processes);
     const supervisorGone = results.get(cases[0].name).map((s) => s.supervisorMs).sort((a, b) => a - b);
-    const hostGone = results.get(cases[0].name).map((s) => s.hostMs).sort((a, b) => a - b);
     const g = group('', rows, 'time');
     return {
       groups: [g],
       goals: [goal('≤ 1.5× raw cgroup.kill', ratioOf(g, 'raw cgroup.kill of the 8 trees'), '<=', 1.5)],
       notes: [
-        `job processes seen per run: ${[...new Set(counted)].join(', ')}; the supervisor itself had exited a median ${supervisorGone[Math.floor(supervisorGone.length / 2)].toFixed(1)} ms after the kill, the runtime (reaped by the bench) ${hostGone[Math.floor(hostGone.length / 2)].toFixed(1)} ms after it`,
+        `job processes seen per run: ${[...new Set(counted)].join(', ')}; the supervisor itself had exited a median ${supervisorGone[Math.floor(supervisorGone.length / 2)].toFixed(1)} ms after the kill`,
+        "the runtime's death is timed by the bench's own reap of it (its 'exit' event), so it runs a little late",
         'both are timed from the kill to every job process reaped (/proc polled every ~1 ms)',
       ],
     };
