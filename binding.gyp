@@ -27,6 +27,7 @@
         "native/fdpass.cc",
         "native/locks.cc",
         "native/process.cc",
+        "native/pty.cc",
         "native/reaper.cc",
         "native/spawn.cc",
         "native/stdcxx-compat.cc"

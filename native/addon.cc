@@ -7,6 +7,7 @@
 #include "fdpass.h"
 #include "locks.h"
 #include "process.h"
+#include "pty.h"
 #include "reaper.h"
 #include "spawn.h"
 
@@ -17,6 +18,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("setChildSubreaper", Napi::Function::New(env, heph::SetChildSubreaper, "setChildSubreaper"));
   exports.Set("isChildSubreaper", Napi::Function::New(env, heph::IsChildSubreaper, "isChildSubreaper"));
   exports.Set("spawn", Napi::Function::New(env, heph::Spawn, "spawn"));
+  exports.Set("openPty", Napi::Function::New(env, heph::OpenPty, "openPty"));
   exports.Set("startReaper", Napi::Function::New(env, heph::StartReaper, "startReaper"));
   exports.Set("pidfdOpen", Napi::Function::New(env, heph::PidfdOpen, "pidfdOpen"));
   exports.Set("pidfdSendSignal", Napi::Function::New(env, heph::PidfdSendSignal, "pidfdSendSignal"));

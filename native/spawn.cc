@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <linux/sched.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -32,6 +33,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <climits>
 #include <cstdint>
 #include <cstring>
 #include <new>
@@ -52,7 +54,7 @@ namespace heph {
 namespace {
 
 // Where in the child a failure happened; reported to the parent with the errno. 0: none.
-enum Stage : int { kSignals = 1, kSetsid, kCgroup, kChdir, kDup, kCloexec, kExec };
+enum Stage : int { kSignals = 1, kSetsid, kCgroup, kChdir, kDup, kCloexec, kExec, kCtty };
 
 const char* StageName(int stage) {
   switch (stage) {
@@ -63,6 +65,7 @@ const char* StageName(int stage) {
     case kDup: return "dup2";
     case kCloexec: return "close_range";
     case kExec: return "execve";
+    case kCtty: return "ioctl(TIOCSCTTY)";
     default: return "spawn";
   }
 }
@@ -85,6 +88,7 @@ struct ChildPlan {
   int stdin_fd;        // becomes fd 0
   int stdout_fd;       // becomes fd 1
   int stderr_fd;       // becomes fd 2
+  int ctty_fd;         // a terminal's slave (pty.cc) made the controlling terminal, or -1
   int cgroup_procs_fd; // fork path only: "0" written here moves the child into the job's cgroup
   int report_fd;       // fork path only: write end of the close-on-exec error pipe; -1 otherwise
   int max_fd;          // fallback bound when close_range is unavailable
@@ -126,6 +130,8 @@ HEPH_CHILD_CODE [[noreturn]] void ChildMain(ChildPlan* plan) {
   if (syscall(SYS_rt_sigprocmask, SIG_SETMASK, kEmptySet, nullptr, kKernelSigsetBytes) != 0) ChildFail(plan, kSignals);
 
   if (setsid() < 0) ChildFail(plan, kSetsid);
+  // A session leader without a terminal takes this one (ioctl_tty(2)); fds 0-2 are it below.
+  if (plan->ctty_fd >= 0 && ioctl(plan->ctty_fd, TIOCSCTTY, 0) != 0) ChildFail(plan, kCtty);
   if (plan->cgroup_procs_fd >= 0 && write(plan->cgroup_procs_fd, "0", 1) != 1) ChildFail(plan, kCgroup);
   if (chdir(plan->cwd) != 0) ChildFail(plan, kChdir);
   if (dup2(plan->stdin_fd, 0) < 0 || dup2(plan->stdout_fd, 1) < 0 || dup2(plan->stderr_fd, 2) < 0) ChildFail(plan, kDup);
@@ -360,10 +366,13 @@ void SpawnFork(Napi::Env env, ChildPlan& plan, const std::string& cgroup, double
 
 }  // namespace
 
-// spawn({shell, command, cwd, env, cgroup, stdin, merge, token, forceFork}) ->
+// spawn({shell, command, cwd, env, cgroup, stdin, merge, token, forceFork, ctty?}) ->
 //   {pid, pidfd, stdin, stdout, stderr, method}
 // `cgroup` is a cgroup directory path or null. `stdin` is "null" or "pipe". With `merge`, stdout
-// and stderr share one pipe and `stderr` is -1. Throws an errno error naming the failed step.
+// and stderr share one pipe and `stderr` is -1. With `ctty` (a terminal's slave from openPty; -1 or
+// left out: none), the child's controlling terminal and fds 0-2 are that terminal, no pipe is
+// made (`stdin` and `merge` do not apply) and stdin, stdout and stderr are -1. Throws an errno
+// error naming the failed step.
 Napi::Value Spawn(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const char* where = "spawn(options)";
@@ -383,6 +392,8 @@ Napi::Value Spawn(const Napi::CallbackInfo& info) {
   bool force_fork = BooleanField(options, where, "forceFork");
   // 0 is what the reaper reports for an orphan; a job given 0 would read as one.
   double token = static_cast<double>(IntegerField(options, where, "token", 1, kMaxSafeInteger));
+  Napi::Value ctty_value = options.Get("ctty");
+  int ctty = ctty_value.IsUndefined() ? -1 : static_cast<int>(CheckInteger(ctty_value, where, "options.ctty", -1, INT_MAX));
 
   std::vector<std::string> argv_strings{"sh", "-c", command};
   std::vector<char*> argv = CStringArray(argv_strings);
@@ -395,15 +406,19 @@ Napi::Value Spawn(const Napi::CallbackInfo& info) {
   }
 
   Fd stdin_read, stdin_write, out_read, out_write, err_read, err_write;
-  if (stdin_mode == "pipe") {
+  if (ctty >= 0) {
+    // The terminal is all three; the caller reads and writes its master.
+  } else if (stdin_mode == "pipe") {
     MakePipe(env, stdin_read, stdin_write);
   } else {
     stdin_read.Reset(open("/dev/null", O_RDONLY | O_CLOEXEC));
     if (stdin_read.get() < 0) throw ErrnoError(env, errno, "open", "/dev/null");
   }
-  MakePipe(env, out_read, out_write);
-  GrowPipe(out_read.get());
-  if (!merge) {
+  if (ctty < 0) {
+    MakePipe(env, out_read, out_write);
+    GrowPipe(out_read.get());
+  }
+  if (ctty < 0 && !merge) {
     MakePipe(env, err_read, err_write);
     GrowPipe(err_read.get());
   }
@@ -415,9 +430,10 @@ Napi::Value Spawn(const Napi::CallbackInfo& info) {
   plan.cwd = cwd.c_str();
   plan.argv = argv.data();
   plan.envp = envp.data();
-  plan.stdin_fd = stdin_read.get();
-  plan.stdout_fd = out_write.get();
-  plan.stderr_fd = merge ? out_write.get() : err_write.get();
+  plan.stdin_fd = ctty >= 0 ? ctty : stdin_read.get();
+  plan.stdout_fd = ctty >= 0 ? ctty : out_write.get();
+  plan.stderr_fd = ctty >= 0 ? ctty : merge ? out_write.get() : err_write.get();
+  plan.ctty_fd = ctty;
   plan.max_fd = nofile.rlim_cur > 65536 || nofile.rlim_cur == RLIM_INFINITY ? 65536 : static_cast<int>(nofile.rlim_cur);
 
   Spawned spawned;
@@ -438,7 +454,7 @@ Napi::Value Spawn(const Napi::CallbackInfo& info) {
   result.Set("pidfd", Napi::Number::New(env, spawned.pidfd.get()));
   result.Set("stdin", Napi::Number::New(env, stdin_write.get()));
   result.Set("stdout", Napi::Number::New(env, out_read.get()));
-  result.Set("stderr", Napi::Number::New(env, merge ? -1 : err_read.get()));
+  result.Set("stderr", Napi::Number::New(env, err_read.get()));
   result.Set("method", Napi::String::New(env, method));
   // Only now are the descriptors the caller's.
   spawned.pidfd.release();

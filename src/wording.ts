@@ -12,7 +12,7 @@
 import { describeValue } from './protocol/describe.js';
 import type { Containment, LockDirInfo, LockDirProblem } from './protocol/messages.js';
 import type { PatternProblem } from './protocol/pattern.js';
-import type { ReportState, WaitOutcome } from './reports/report.js';
+import type { KillOutcome, ReportState, WaitOutcome } from './reports/report.js';
 import type { JsonSchema } from './tools/validate.js';
 
 /** `3 lines`, `1 line`. */
@@ -52,13 +52,18 @@ export type Dialect = 'tool' | 'shell';
 const SHELL_WORDS = { job_status: 'status', job_kill: 'kill' } as const;
 
 /** A call on job `id` as `dialect` writes it: `job_status {"id": 0, "lines": 5}` or `status 0 --lines 5`. */
-function jobCall(dialect: Dialect, tool: keyof typeof SHELL_WORDS, id: number, fields: Record<string, number> = {}): string {
+function jobCall(dialect: Dialect, tool: keyof typeof SHELL_WORDS, id: number, fields: Record<string, number | string> = {}): string {
   if (dialect === 'shell') {
-    const flags = Object.entries(fields).map(([name, value]) => ` --${name} ${value}`);
+    const flags = Object.entries(fields).map(([name, value]) => ` --${name} ${typeof value === 'string' ? shellQuoted(value) : value}`);
     return `${SHELL_WORDS[tool]} ${id}${flags.join('')}`;
   }
-  const rest = Object.entries(fields).map(([name, value]) => `, "${name}": ${value}`);
+  const rest = Object.entries(fields).map(([name, value]) => `, "${name}": ${typeof value === 'string' ? JSON.stringify(value) : value}`);
   return `${tool} {"id": ${id}${rest.join('')}}`;
+}
+
+/** `'text'` as the shell's words read it back (a `'` inside as `'\''`). */
+function shellQuoted(text: string): string {
+  return `'${text.replace(/'/g, "'\\''")}'`;
 }
 
 /** Starting a command, as `dialect` writes it. */
@@ -120,9 +125,63 @@ export function earlierLines({ id, earlier, dropped, shown, filledRead }: Earlie
   );
 }
 
-/** A cursor read that stopped at its byte bound: where the next read starts. */
-export function readOnFrom(id: number, next: number, dialect: Dialect = 'tool'): string {
-  return `(this read reached its size limit; ${jobCall(dialect, 'job_status', id, { since: next })} reads on)`;
+/**
+ * The last line of a cursor read: the call that reads on from where it stopped (`filter`: the
+ * filtered read's pattern, kept in the call). `filled`: the read stopped at its byte bound.
+ */
+export function readOnFrom(id: number, next: number, dialect: Dialect = 'tool', filled = true, filter?: string): string {
+  const call = jobCall(dialect, 'job_status', id, { since: next, ...(filter === undefined ? {} : { filter }) });
+  return filled ? `(this read reached its size limit; ${call} reads on)` : `(${call} reads on)`;
+}
+
+/** A read of new lines only (createTools `reads: 'new'`) when every line was shown before. */
+export function nothingNew(total: number): string {
+  return `(nothing new: all ${plural(total, 'line')} of its output ${total === 1 ? 'was' : 'were'} shown before)`;
+}
+
+/**
+ * A read of new lines only that shows the newest: `skipped` unseen lines after line `from` are left
+ * out, the first `gone` of them no longer kept.
+ */
+export function unseenSkipped(id: number, from: number, skipped: number, gone: number, dialect: Dialect = 'tool'): string {
+  const lines = plural(skipped, 'unseen line');
+  const call = jobCall(dialect, 'job_status', id, { since: from });
+  if (gone === 0) return `(${lines} skipped; ${call} reads them)`;
+  if (gone >= skipped) return `(${lines} skipped: ${gone === 1 ? 'it is' : 'they are'} gone, since only the newest lines are kept)`;
+  return `(${lines} skipped, the first ${gone} gone since only the newest lines are kept; ${call} reads the rest)`;
+}
+
+/** What a filtered read found and shows. */
+export interface FilterFacts {
+  id: number;
+  pattern: string;
+  /** Kept lines (after `since`) that match. */
+  matched: number;
+  shown: number;
+  /** Lines (after `since`) no longer kept, so not searched. */
+  dropped: number;
+  /** A page after `since` (the first matches; a read-on line follows) rather than the newest. */
+  page: boolean;
+  /** The read stopped at its byte bound. */
+  filledRead: boolean;
+}
+
+/** The line before a filtered read's lines: how many match, which are shown, what was not searched. */
+export function filterNote({ id, pattern, matched, shown, dropped, page, filledRead }: FilterFacts, dialect: Dialect = 'tool'): string {
+  const what = `/${pattern}/`;
+  let note: string;
+  if (matched === 0) note = `no kept line matches ${what}`;
+  else {
+    note = `${plural(matched, 'line')} ${matched === 1 ? 'matches' : 'match'} ${what}, numbered as since counts`;
+    if (shown < matched) {
+      const which = page ? `the first ${shown}` : `the newest ${shown}`;
+      if (filledRead) note += `; ${which} fill what one read returns`;
+      else if (page) note += `; ${which} shown`;
+      else note += `; ${which} shown; ${jobCall(dialect, 'job_status', id, { filter: pattern, lines: matched })} shows all`;
+    }
+  }
+  if (dropped > 0) note += `; ${plural(dropped, 'earlier line')} ${dropped === 1 ? 'is' : 'are'} no longer kept and ${dropped === 1 ? 'was' : 'were'} not searched`;
+  return `(${note})`;
 }
 
 /** A read that shows no line: nothing new since the cursor, nothing yet, or nothing ever. */
@@ -138,11 +197,55 @@ export function waitedLine(waited: WaitOutcome, stillRunning: boolean): string {
   switch (waited.kind) {
     case 'matched':
       return `(after ${seconds} a line matched /${waited.pattern}/: ${JSON.stringify(waited.line)})`;
+    case 'listening':
+      return `(after ${seconds} the job listens on port ${waited.port})`;
     case 'ended':
       return `(after ${seconds} the job ended)`;
-    default:
-      return waited.pattern ? `(waited ${seconds}: no new line matched /${waited.pattern}/ and ${job})` : `(waited ${seconds}: ${job})`;
+    default: {
+      const matched = waited.pattern ? `no new line matched /${waited.pattern}/` : null;
+      if (waited.port !== undefined) {
+        const state = stillRunning ? 'is still running' : 'has ended';
+        return `(waited ${seconds}: ${matched ? `${matched}, ` : ''}the job does not listen on port ${waited.port} and ${state})`;
+      }
+      return matched ? `(waited ${seconds}: ${matched} and ${job})` : `(waited ${seconds}: ${job})`;
+    }
   }
+}
+
+/** `2s`, `0.3s`: a grace as a kill line says it. */
+function graceText(ms: number): string {
+  return `${Number((ms / 1000).toFixed(1))}s`;
+}
+
+/**
+ * What a kill found, when it did not simply stop a running job: the job had already ended (`how`
+ * is its state as the header says it, `exited 3`), or it still runs after SIGINT, and which
+ * signals the next kill sends.
+ */
+export function killOutcome(id: number, how: string, outcome: KillOutcome, dialect: Dialect = 'tool'): string {
+  if (outcome.kind === 'ended') {
+    return outcome.leftovers
+      ? `(job ${id}'s shell had already ended (${how}) before this call; this call stopped the processes it left running)`
+      : `(job ${id} had already ended (${how}) before this call; nothing was stopped)`;
+  }
+  return (
+    `(job ${id} ignored SIGINT${outcome.graceMs > 0 ? ` for ${graceText(outcome.graceMs)}` : ''} and still runs; ` +
+    `${jobCall(dialect, 'job_kill', id)} sends SIGTERM, then SIGKILL after ${graceText(outcome.nextGraceMs)})`
+  );
+}
+
+/**
+ * A wait cut to the call's cap (its client gives up on a call sooner than the wait asked) that ran
+ * out: what is left of it, for the same line or port, is one job_status call away.
+ */
+export function waitCut(id: number, waited: { pattern?: string; port?: number }, cut: { askedMs: number; capMs: number }, dialect: Dialect = 'tool'): string {
+  const tenths = (ms: number) => Math.round(ms / 100) / 10;
+  const left = tenths(cut.askedMs - cut.capMs);
+  const goOn =
+    dialect === 'shell'
+      ? jobCall(dialect, 'job_status', id, { wait: left })
+      : `job_status ${inlineJson({ id, wait: left, ...(waited.pattern === undefined ? {} : { until: waited.pattern }), ...(waited.port === undefined ? {} : { until_port: waited.port }) })}`;
+  return `(the wait was cut at ${tenths(cut.capMs)}s of the ${tenths(cut.askedMs)}s asked, so that the call answers before its client gives up; ${goOn} waits on)`;
 }
 
 /** `elapsed`: the job's timeout as a report writes a duration (`1:30`). */
@@ -216,6 +319,8 @@ export function callLabel(tool: string, id?: number): string {
 function didNot(tool: string): string {
   if (tool === 'background') return 'started';
   if (tool === 'job_kill' || tool === '/job-kill') return 'stopped';
+  if (tool === 'job_input') return 'written';
+  if (tool === 'job_restart') return 'restarted';
   return 'read';
 }
 
@@ -298,11 +403,15 @@ export function inlineJson(value: unknown): string {
   return asJson(value);
 }
 
-/** Input the schema refuses: the problem, what is accepted, an example. */
+/**
+ * Input the schema refuses, in one sentence: the field and its rule (the problem says both). The
+ * schema is not repeated, as the model has it already; only an input that is not an object at all
+ * gets an example call.
+ */
 export function badInput(tool: string, problem: string, schema: JsonSchema): string {
-  const example = schema.examples?.[1] ?? schema.examples?.[0];
+  const example = problem.startsWith('the input ') ? schema.examples?.[1] ?? schema.examples?.[0] : undefined;
   const shown = example === undefined ? '' : ` For example: ${tool} ${inlineJson(example)}.`;
-  return `${tool}: bad input: ${problem}. Accepted input: ${describeAccepted(schema)}.${shown} Nothing was run.`;
+  return `${tool}: bad input: ${problem}.${shown} Nothing was run.`;
 }
 
 /** Input the schema accepts but the runtime would refuse (a blank command, a NUL byte): said before anyone is asked. */
@@ -374,7 +483,14 @@ export const toolsConfig = {
   badRef: (name: string, value: unknown) => `${name}.ref must be a string; received ${typeof value}`,
   badFlavor: (value: unknown, flavors: readonly string[]) =>
     `tools.definitions flavor must be one of ${flavors.map((flavor) => JSON.stringify(flavor)).join(', ')}; received ${describeValue(value, 'spoken')}`,
+  badReads: (value: unknown) => `createTools option reads must be "tail" or "new"; received ${describeValue(value, 'spoken')}`,
 };
+
+/** A progress message while a call waits (an MCP request that carries a progress token). */
+export function stillWaiting(tool: string, id: unknown, elapsedMs: number): string {
+  const call = typeof id === 'number' ? callLabel(tool, id) : tool;
+  return `${call}: waiting, ${(elapsedMs / 1000).toFixed(1)}s so far`;
+}
 
 // ---- errors --------------------------------------------------------------------------------
 // An error's own message is a statement of fact for the engineer who catches it
@@ -443,22 +559,27 @@ export function jobNotFound(tool: string, id: unknown, known: unknown): string {
 }
 
 
-/** What RE2, the engine that runs wait patterns, leaves out of JavaScript's syntax. */
-const RE2_NOTE =
-  'wait patterns are matched by RE2, in time linear in the line, so that no pattern can stall the other calls; RE2 has no backreferences and no lookaround';
+/** What RE2, the engine that runs wait (and filter) patterns, leaves out of JavaScript's syntax. */
+function re2Note(field: string): string {
+  return (
+    `${field === 'until' ? 'wait patterns' : 'patterns'} are matched by RE2, in time linear in the line, so that no pattern can stall ` +
+    'the other calls; RE2 has no backreferences and no lookaround'
+  );
+}
 
-function patternProblemText(problem: PatternProblem): string {
+/** What is wrong with the pattern a caller gave as `field` (`until`, `filter`). */
+function patternProblemText(problem: PatternProblem, field: string): string {
   switch (problem.kind) {
     case 'shape':
-      return `until must be a regular expression of 1 to ${problem.maxChars} characters; received ${describeValue(problem.value)}`;
+      return `${field} must be a regular expression of 1 to ${problem.maxChars} characters; received ${describeValue(problem.value)}`;
     case 'unsupported':
-      return `until uses a ${problem.construct} ${problem.text}, which RE2 cannot run: ${RE2_NOTE}. Match the line without it (e.g. "ready" rather than "ready(?=!)")`;
+      return `${field} uses a ${problem.construct} ${problem.text}, which RE2 cannot run: ${re2Note(field)}. Match the line without it (e.g. "ready" rather than "ready(?=!)")`;
     case 'flags':
-      return `until has the flags ${JSON.stringify(problem.flags)}; RE2 runs the flags i, m and s (g, y, d and u change nothing for a wait), not the others`;
+      return `${field} has the flags ${JSON.stringify(problem.flags)}; RE2 runs the flags i, m and s (g, y, d and u change nothing for a ${field === 'until' ? 'wait' : 'pattern'}), not the others`;
     case 'syntax':
-      return `until is not a regular expression RE2 can compile (${problem.reason}); ${RE2_NOTE}`;
+      return `${field} is not a regular expression RE2 can compile (${problem.reason}); ${re2Note(field)}`;
     case 'too-complex':
-      return `until compiles to ${problem.instructions} RE2 instructions, more than the ${problem.max} accepted; use a shorter pattern (a plain word of the line is enough)`;
+      return `${field} compiles to ${problem.instructions} RE2 instructions, more than the ${problem.max} accepted; use a shorter pattern (a plain word of the line is enough)`;
   }
 }
 
@@ -472,7 +593,7 @@ export const inputProblem = {
   commandHasNul: () => 'command contains a NUL character, which no shell command line can contain',
   commandTooLong: (bytes: number, max: number) =>
     `command is ${bytes} bytes long; at most ${max} bytes are accepted. Put a long script in a file and run that file`,
-  pattern: (problem: PatternProblem) => patternProblemText(problem),
+  pattern: (problem: PatternProblem, field = 'until') => patternProblemText(problem, field),
   envNotAnObject: (value: unknown) => `env must be an object of strings; received ${describeValue(value)}`,
   envValueNotAString: (key: string, value: unknown) => `env.${key} must be a string; received ${describeValue(value)}`,
   envEntryInvalid: (key: string) =>
@@ -480,7 +601,7 @@ export const inputProblem = {
   badJobId: (value: unknown) => `a job id is a whole number from 0 up; received ${describeValue(value)}`,
   textNotAString: (value: unknown) => `text must be a string; received ${describeValue(value)}`,
   badSignal: (value: unknown, accepted: readonly string[]) => `signal must be one of ${accepted.join(', ')}; received ${describeValue(value)}`,
-  noStdinPipe: (id: number) => `job ${id} was started without a stdin pipe, so its stdin is /dev/null; start it with stdin: true to write to it`,
+  noStdinPipe: (id: number) => `job ${id} was started without a stdin pipe, so its stdin is /dev/null; start it with stdin: true (or tty: true) to write to it`,
   stdinNotRead: (id: number, state: string) => `job ${id} is not running (${state}); nothing reads its stdin any more`,
 };
 

@@ -25,6 +25,9 @@ export interface NativeSpawnOptions {
   token: number;
   /** Skip clone3 and use the fork + write-to-cgroup.procs path (for tests of that path). */
   forceFork: boolean;
+  /** A terminal's slave (openPty): the child's controlling terminal and fds 0-2; no pipes are
+   * made and stdin/stdout/stderr come back -1. Default: -1 (none). */
+  ctty?: number;
 }
 
 export interface NativeSpawnResult {
@@ -57,6 +60,9 @@ export interface NativeAddon {
   setChildSubreaper(): void;
   isChildSubreaper(): boolean;
   spawn(options: NativeSpawnOptions): NativeSpawnResult;
+  /** A pseudo-terminal pair, both ends close-on-exec and O_NOCTTY, the master non-blocking, with
+   * this window size, echo on or off, and no "\n" to "\r\n" translation. */
+  openPty(columns: number, rows: number, echo: boolean): { master: number; slave: number };
   startReaper(callback: (child: ReapedChild) => void): void;
   pidfdOpen(pid: number): number;
   /** False when the process has already exited. */

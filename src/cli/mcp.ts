@@ -13,12 +13,16 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { createTools, type ToolDefinition } from '../tools/index.js';
+import { createTools, waitingText, type ToolDefinition } from '../tools/index.js';
 import { MAX_MCP_MESSAGE_BYTES, MessageLines } from './mcp-lines.js';
+import { mcpResult, outputSchema } from './mcp-results.js';
+import { waitCapFromEnv, withinTimeout, type McpCall } from './mcp-time.js';
 import { stoppedText, type Session, type SessionEnd } from './session.js';
 
 export interface McpOptions {
   session: Session;
+  /** Longest wait of a call without a progress token, in ms (mcp-time.ts). Default: 50 s, or HEPH_JOBS_MCP_WAIT_CAP_MS. */
+  waitCapMs?: number;
   input: NodeJS.ReadableStream & { isPaused?(): boolean };
   output: NodeJS.WritableStream;
   log: (line: string) => void;
@@ -44,6 +48,7 @@ export function mcpTool(tool: ToolDefinition): Tool {
     name: tool.name,
     description: tool.description,
     inputSchema: tool.inputSchema as Tool['inputSchema'],
+    outputSchema: outputSchema(tool.name),
     annotations: tool.level === 0 ? { readOnlyHint: true, openWorldHint: false } : { readOnlyHint: false, openWorldHint: true },
   };
 }
@@ -51,19 +56,27 @@ export function mcpTool(tool: ToolDefinition): Tool {
 /** Serves until the client disconnects; resolves with how the session ended. */
 export async function serveMcp(options: McpOptions): Promise<SessionEnd> {
   const { session, log } = options;
-  const tools = createTools(session.runtime, { approve: async () => 'once' });
+  // reads: 'new': a client's model keeps every answer in its context, so a read shows only what no
+  // answer showed before (lines: N still shows the last N).
+  const tools = createTools(session.runtime, { approve: async () => 'once', reads: 'new' });
+  const waitCapMs = options.waitCapMs ?? waitCapFromEnv(process.env);
   const server = new Server({ name: 'heph-jobs', version: options.version }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools.all.map(mcpTool) }));
-  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const { name, arguments: args } = request.params;
     const tool = tools.all.find((candidate) => candidate.name === name);
     if (!tool) {
       throw new McpError(ErrorCode.InvalidParams, `there is no tool ${JSON.stringify(name)}; the tools are ${tools.all.map((t) => t.name).join(', ')}`);
     }
     try {
-      const result = await tool.call(args ?? {});
-      return { content: [{ type: 'text', text: result.text }], ...(result.isError ? { isError: true } : {}) };
+      const call: McpCall = {
+        progressToken: request.params._meta?.progressToken,
+        signal: extra.signal,
+        progress: (progressToken, progress, elapsedMs) =>
+          extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress, message: waitingText(tool.name, args?.id, elapsedMs) } }),
+      };
+      return mcpResult(await withinTimeout(call, waitCapMs, (context) => tool.call(args ?? {}, context)));
     } catch (error) {
       // The tools answer every mistake with text; a throw is a fault, still told as a tool result.
       return { content: [{ type: 'text', text: `${tool.name} failed unexpectedly: ${(error as Error).message}` }], isError: true };

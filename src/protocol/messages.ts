@@ -63,12 +63,14 @@ const lockResource = object({ resource: string(), kind: string(), value: string(
  * (its leader exited, then at most `drainMs` more for its cleanup and the last output), when an
  * output line after `from` matches `until` (`from` absent: lines from the moment the request
  * arrives on, the unfinished last line included; -1: from the first line), or after `ms`.
- * Without `until` only the end counts.
+ * Without `until` only the end counts. With `port`, also when a process of the job listens on
+ * that TCP port (checked at once, then on a short interval while the wait lasts).
  */
 const readWait = object({
   ms: integer(0),
   until: optional(object({ source: string(), flags: string() })),
   from: optional(integer(-1)),
+  port: optional(integer(1)),
 });
 
 const startTime = matching(START_PATTERN, 'a start time (decimal digits, as /proc prints it)');
@@ -104,6 +106,8 @@ export const REQUESTS = {
       env: array(string()),
       stdin: boolean(),
       merge: boolean(),
+      /** On a pseudo-terminal: one stream; the terminal is stdin, stdout and stderr. */
+      tty: optional(boolean()),
       shell: string(),
     }),
   }),
@@ -115,6 +119,10 @@ export const REQUESTS = {
       tail: optional(integer(0)),
       since: optional(integer(-1)),
       maxBytes: optional(integer(1)),
+      /** With `since`: at most this many lines (a page); the reply's `next` starts the next one. */
+      limit: optional(integer(0)),
+      /** Only the kept lines that match (supervisor/output/filter.ts): the newest `tail`, or with `limit` the first after `since`. */
+      filter: optional(object({ source: string(), flags: string() })),
       wait: optional(readWait),
     }),
   }),
@@ -233,9 +241,9 @@ export interface JobFacts {
   stats: JobStats | null;
 }
 
-/** How a wait before a read ended. `line` is the matching line's text. */
+/** How a wait before a read ended. `line` is the matching line's text; `listening`: the job listens on the wait's port. */
 export interface WaitResult {
-  kind: 'ended' | 'matched' | 'timed-out';
+  kind: 'ended' | 'matched' | 'timed-out' | 'listening';
   waitedMs: number;
   line?: string;
 }

@@ -33,4 +33,6 @@ export interface OutputRead {
   truncatedLines: number;
   /** The read was cut by `maxBytes`. */
   limitedByBytes: boolean;
+  /** A filtered read: how many kept lines after `since` match (`lines` shows some of them, `dropped` were not kept to search). */
+  matched?: number;
 }

@@ -45,10 +45,19 @@ export interface JobReport {
   since: number | null;
   /** How a wait before the read ended; null when there was none. */
   waited: WaitOutcome | null;
+  /** The pattern (its source) of a filtered read: `output.lines` are the lines that match. */
+  filter?: string;
+  /**
+   * A read of new lines only (createTools `reads: 'new'`): the last line these tools had shown;
+   * `output` holds only lines after it, and the unseen ones it leaves out are counted as skipped.
+   */
+  unseenAfter?: number;
   /** What a waiting job waits for (its locks); empty in every other state. */
   wants: LockResourceFacts[];
   /** The job's timeout, in milliseconds, when that timeout stopped it; null otherwise. */
   timedOutAfterMs: number | null;
+  /** What a kill found (a report of `kill` alone): the job had already ended, or it outlived SIGINT. */
+  kill?: KillOutcome;
   /** The first line of `text`: `job <id> <state> <elapsed> <command>`. */
   header: string;
   text: string;
@@ -74,10 +83,30 @@ export interface ReportContext {
   since?: number;
   /** How a wait before this read ended (job_status / background with wait). */
   waited?: WaitOutcome;
+  /** The pattern of a filtered read, when `output` came from one. */
+  filter?: string;
+  /** What the kill this report answers found. */
+  kill?: KillOutcome;
 }
 
+/**
+ * What a kill found, when it did not simply stop a running job: `ended`, the job had already ended
+ * before the call (`leftovers`: its shell had, and the call stopped what it left running); or
+ * `outlived-int`, the job still runs `graceMs` after SIGINT, and the next kill would send SIGTERM,
+ * then SIGKILL after `nextGraceMs`.
+ */
+export type KillOutcome = { kind: 'ended'; leftovers: boolean } | { kind: 'outlived-int'; graceMs: number; nextGraceMs: number };
+
 /** How a wait before a read ended, as the report says it. */
-export type WaitOutcome = { kind: 'ended' | 'matched' | 'timed-out'; waitedMs: number; line?: string; pattern?: string };
+export type WaitOutcome = {
+  kind: 'ended' | 'matched' | 'timed-out' | 'listening';
+  waitedMs: number;
+  line?: string;
+  pattern?: string;
+  port?: number;
+  /** The wait asked for was cut to `capMs` (a tool call's `maxWaitMs`), and ran out. */
+  cut?: { askedMs: number; capMs: number };
+};
 
 /** `m:ss`, or `h:mm:ss` past an hour. */
 export function formatElapsed(ms: number): string {
@@ -93,13 +122,18 @@ function reportState(state: JobState): ReportState {
 }
 
 function stateWord(record: JobRecord): string {
-  switch (record.state) {
+  return stateText({ state: reportState(record.state), exitCode: record.exitCode, signal: record.signal });
+}
+
+/** The state as the header says it: `running`, `exited 3`, `killed SIGTERM`. */
+function stateText(report: Pick<JobReport, 'state' | 'exitCode' | 'signal'>): string {
+  switch (report.state) {
     case 'exited':
-      return `exited ${record.exitCode ?? '?'}`;
+      return `exited ${report.exitCode ?? '?'}`;
     case 'killed':
-      return `killed ${record.signal ?? '?'}`;
+      return `killed ${report.signal ?? '?'}`;
     default:
-      return reportState(record.state);
+      return report.state;
   }
 }
 
@@ -115,9 +149,11 @@ function oneLine(text: string): string {
   return text.replace(/\r?\n|\r/g, (match) => (match === '\r' ? '\\r' : '\\n'));
 }
 
-function outputLine(line: OutputLine & { clippedBytes?: number }): string {
+/** `> text`, `! text` for stderr; `numbered`: `> 153: text` (the number `since` takes). */
+function outputLine(line: OutputLine & { clippedBytes?: number }, numbered = false): string {
   const mark = line.stream === 'stderr' ? '! ' : '> ';
-  return `${mark}${line.text}${say.outputLineNotes(line.cutBytes, line.clippedBytes ?? 0)}`;
+  const number = numbered ? `${line.seq}: ` : '';
+  return `${mark}${number}${line.text}${say.outputLineNotes(line.cutBytes, line.clippedBytes ?? 0)}`;
 }
 
 /** The line before the output that says what came earlier and whether it can still be read. */
@@ -134,7 +170,45 @@ function earlierLine(report: JobReport, output: OutputSnapshot, dialect: Dialect
   return say.earlierLines(facts, dialect);
 }
 
+/** A filtered read: what matched, then the matching lines with their numbers. */
+function filteredSection(report: JobReport, output: OutputSnapshot, pattern: string, dialect: Dialect): string[] {
+  const facts = {
+    id: report.id,
+    pattern,
+    matched: output.matched ?? output.lines.length,
+    shown: output.lines.length,
+    dropped: output.dropped,
+    page: report.since !== null,
+    filledRead: output.limitedByBytes,
+  };
+  const lines = [say.filterNote(facts, dialect), ...output.lines.map((line) => outputLine(line, true))];
+  if (report.since !== null) lines.push(say.readOnFrom(report.id, output.next, dialect, false, pattern));
+  return lines;
+}
+
+/** A read of new lines only: the unseen head lines, what was skipped, the newest new lines. */
+function newLinesSection(report: JobReport, output: OutputSnapshot, after: number, dialect: Dialect): string[] {
+  if (output.head.length === 0 && output.lines.length === 0) {
+    if (output.totalLines === 0) return [say.noOutput(report.state === 'running' ? 'yet' : 'ever')];
+    return [say.nothingNew(output.totalLines)];
+  }
+  const lines = output.head.map((line) => outputLine(line));
+  const from = Math.max(after, output.head.at(-1)?.seq ?? after);
+  const first = output.lines[0];
+  const firstShown = first === undefined || first.partial ? output.totalLines : first.seq;
+  const skipped = firstShown - from - 1;
+  if (skipped > 0) {
+    // A tail read's `dropped` is the ring's first line: those before it are no longer kept.
+    const gone = Math.max(0, Math.min(output.dropped, firstShown) - (from + 1));
+    lines.push(say.unseenSkipped(report.id, from, skipped, gone, dialect));
+  }
+  for (const line of output.lines) lines.push(outputLine(line));
+  return lines;
+}
+
 function outputSection(report: JobReport, output: OutputSnapshot, dialect: Dialect): string[] {
+  if (report.filter !== undefined) return filteredSection(report, output, report.filter, dialect);
+  if (report.unseenAfter !== undefined) return newLinesSection(report, output, report.unseenAfter, dialect);
   const lines: string[] = [];
   // The first lines of a job (the first fatal error is often early), when the tail no longer
   // shows them; the "earlier lines" note below them separates them from the tail.
@@ -146,13 +220,12 @@ function outputSection(report: JobReport, output: OutputSnapshot, dialect: Diale
   if (earlier !== null) lines.push(earlier);
   for (const line of output.lines) lines.push(outputLine(line));
   const cursorRead = report.since !== null;
-  if (cursorRead && output.limitedByBytes) {
-    lines.push(say.readOnFrom(report.id, output.next, dialect));
-  }
   if (output.lines.length === 0 && earlier === null) {
     if (cursorRead) lines.push(say.noOutput('since-last-read'));
     else if (output.totalLines === 0) lines.push(say.noOutput(report.state === 'running' ? 'yet' : 'ever'));
   }
+  // A cursor read always ends with the call that reads on from where it stopped.
+  if (cursorRead) lines.push(say.readOnFrom(report.id, output.next, dialect, output.limitedByBytes));
   return lines;
 }
 
@@ -168,7 +241,9 @@ export function reportText(report: JobReport, dialect: Dialect = 'tool'): string
   const text = [report.header];
   if (report.output) text.push(...outputSection(report, report.output, dialect));
   if (report.waited) text.push(say.waitedLine(report.waited, report.state === 'running'));
+  if (report.waited?.cut) text.push(say.waitCut(report.id, report.waited, report.waited.cut, dialect));
   if (report.timedOutAfterMs !== null) text.push(say.stoppedByTimeout(formatElapsed(report.timedOutAfterMs)));
+  if (report.kill) text.push(say.killOutcome(report.id, stateText(report), report.kill, dialect));
   const { id, state, wants, reason, cleanedUp } = report;
   text.push(say.nextStep({ id, state, wants, reason, cleanedUp }, dialect));
   return text.join('\n');
@@ -193,8 +268,10 @@ export function buildReport(record: JobRecord, output: OutputSnapshot | null, co
     output,
     since: output && context.since !== undefined ? context.since : null,
     waited: context.waited ?? null,
+    ...(output && context.filter !== undefined ? { filter: context.filter } : {}),
     wants: state === 'waiting' ? record.wants.map(({ resource, mode }) => ({ resource, mode })) : [],
     timedOutAfterMs: record.timedOut ? (record.input.timeoutMs ?? 0) : null,
+    ...(context.kill ? { kill: context.kill } : {}),
     header: headerLine(record, now),
     text: '',
   };

@@ -15,6 +15,10 @@ export interface BackgroundInput {
   stdin?: boolean;
   /** One interleaved stream for stdout and stderr. Default: false. */
   merge?: boolean;
+  /** Run on a pseudo-terminal (120 columns, 40 rows, echo on, TERM=dumb): programs line-buffer and
+   * prompt as in a terminal, the output is one stream in the order written, and `input` writes
+   * to the terminal (`stdin` and `merge` do not apply). Default: false. */
+  tty?: boolean;
   /** Resources the job holds from before it spawns until its cleanup is complete. Default: none. */
   locks?: readonly ResourceSpec[];
   /** The ref (branch/worktree name) the call belongs to, for messages. */
@@ -31,13 +35,21 @@ export interface BackgroundInput {
   /** A regular expression (or its source) that ends the wait when a new output line matches. It is
    * run by RE2 (linear time): backreferences and lookaround are refused. */
   until?: RegExp | string;
+  /** With `waitMs`: answer as soon as a process of the job listens on this TCP port (1-65535). */
+  untilPort?: number;
 }
 
 export interface StatusOptions {
-  /** How many of the last lines to show. Default: 50. */
+  /** How many of the last lines to show. Default: 50. With `since`: the first N lines after it (a
+   * page; the report's `output.next` starts the next one). */
   lines?: number;
   /** Lines after this sequence number (a cursor read). */
   since?: number;
+  /** A regular expression (or its source): only the kept lines that match, each with its number
+   * (`seq`), the newest `lines` (default 50) of them, or with `since` the first `lines` after it;
+   * `output.matched` counts them all. Run by RE2 in the supervisor, as `until` is. With `waitMs`,
+   * the read after the wait is filtered. */
+  filter?: RegExp | string;
   /** Bound on the bytes of output returned, at most `settings.maxReadBytes` (about 15.5 MiB with
    * the default limits: every reply must fit in one frame of the channel). Default: 65536. */
   maxBytes?: number;
@@ -46,6 +58,8 @@ export interface StatusOptions {
   /** A regular expression (or its source): with `waitMs`, return as soon as a new line matches. It
    * is run by RE2 (linear time): backreferences and lookaround are refused. */
   until?: RegExp | string;
+  /** With `waitMs`: return as soon as a process of the job listens on this TCP port (1-65535). */
+  untilPort?: number;
 }
 
 export interface KillOptions {

@@ -37,10 +37,10 @@ function checkCommand(command: unknown): Checked<string> {
  * A wait pattern: a string (its source) or a RegExp, checked by the linear-time engine that will
  * run it in the supervisor (src/protocol/pattern.ts). What flows on is its source and flags.
  */
-function checkPattern(pattern: unknown): Checked<PatternSpec> {
+function checkPattern(pattern: unknown, field: string): Checked<PatternSpec> {
   const spec = pattern instanceof RegExp ? patternSpecOf(pattern) : { source: pattern as string, flags: '' };
   const compiled = compileLinePattern(spec);
-  if (!compiled.ok) return { ok: false, problem: inputProblem.pattern(compiled.problem) };
+  if (!compiled.ok) return { ok: false, problem: inputProblem.pattern(compiled.problem, field) };
   return { ok: true, value: { source: compiled.pattern.source, flags: compiled.pattern.flags } };
 }
 
@@ -49,9 +49,9 @@ export function commandProblem(command: unknown): string | null {
   return problemOf(checkCommand(command));
 }
 
-/** Why the runtime would refuse `pattern` as `until`, or null. */
-export function patternProblem(pattern: unknown): string | null {
-  return problemOf(checkPattern(pattern));
+/** Why the runtime would refuse `pattern` as `until` (or as `field`: `filter`), or null. */
+export function patternProblem(pattern: unknown, field = 'until'): string | null {
+  return problemOf(checkPattern(pattern, field));
 }
 
 export function validateCommand(command: unknown): string {
@@ -59,8 +59,8 @@ export function validateCommand(command: unknown): string {
 }
 
 /** The pattern's source and flags once the supervisor's engine is known to run it; else InvalidInputError. */
-export function checkedPattern(pattern: RegExp | string): PatternSpec {
-  return orThrow(checkPattern(pattern));
+export function checkedPattern(pattern: RegExp | string, field = 'until'): PatternSpec {
+  return orThrow(checkPattern(pattern, field));
 }
 
 /** `NAME=value` entries for the supervisor; HEPH_JOB is left out (the supervisor sets it per job). */

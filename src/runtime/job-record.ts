@@ -56,6 +56,7 @@ export interface RestartableInput {
   env: NodeJS.ProcessEnv | undefined;
   stdin: boolean;
   merge: boolean;
+  tty: boolean;
   locks: readonly NormalizedResource[];
   ref: string | undefined;
   timeoutMs: number | undefined;

@@ -8,7 +8,7 @@ import { InvalidInputError, RuntimeClosedError, SupervisorLostError } from '../p
 import { SIGNAL_NAMES, type ContainmentMode, type LostJob, type SignalName, type SupervisorConfig, type SupervisorEvent } from '../protocol/messages.js';
 import type { OutputRead } from '../protocol/output.js';
 import { LockTable, normalizeResources, type LockOwner, type NormalizedResource } from '../locks/index.js';
-import { buildReport, type JobReport } from '../reports/report.js';
+import { buildReport, type JobReport, type KillOutcome } from '../reports/report.js';
 import type { BackgroundInput, Capabilities, JobEvent, KillOptions, StatusOptions } from './api.js';
 import { Changes } from './changes.js';
 import { JobStates } from './job-states.js';
@@ -27,6 +27,7 @@ import {
   MAX_COMMAND_BYTES,
   MAX_TIMEOUT_MS,
   MAX_WAIT_MS,
+  MAX_PORT,
   normalizeOptions,
   OUTPUT_HEAD_LINES,
   type JobRuntimeOptions,
@@ -116,8 +117,9 @@ export class JobRuntime {
     const timeoutMs = input.timeoutMs === undefined ? undefined : integerOption('timeoutMs', input.timeoutMs, 0, 1, MAX_TIMEOUT_MS);
     const waitMs = input.waitMs === undefined ? undefined : integerOption('waitMs', input.waitMs, 0, 0, MAX_WAIT_MS);
     const until = input.until === undefined ? undefined : checkedPattern(input.until);
+    const untilPort = portOption(input.untilPort);
     const id = this.jobs.takeId();
-    const record = newJobRecord(id, { command, cwd, env: input.env, stdin: input.stdin === true, merge: input.merge === true, locks: wants, ref: input.ref, timeoutMs });
+    const record = newJobRecord(id, { command, cwd, env: input.env, stdin: input.stdin === true, merge: input.merge === true, tty: input.tty === true, locks: wants, ref: input.ref, timeoutMs });
     this.jobs.add(record);
     this.changes.notify();
     try {
@@ -137,7 +139,7 @@ export class JobRuntime {
       record.supervisorPid = supervisor.pid;
       record.containment = supervisor.hello?.containment.mode ?? null;
       const reply = await supervisor.request('spawn', {
-        params: { job: id, command, cwd, env, stdin: input.stdin === true, merge: input.merge === true, shell: this.options.shell },
+        params: { job: id, command, cwd, env, stdin: input.stdin === true, merge: input.merge === true, tty: input.tty === true, shell: this.options.shell },
       });
       record.pid = reply.pid;
       record.pidStart = reply.start;
@@ -151,14 +153,15 @@ export class JobRuntime {
       return this.report(record, null);
     }
     // No settle window: the caller wants the job number now; its output is one status away.
-    if (waitMs === undefined && until === undefined && this.options.settleMs === 0) return this.report(record, null);
+    const watches = until !== undefined || untilPort !== undefined;
+    if (waitMs === undefined && !watches && this.options.settleMs === 0) return this.report(record, null);
     return this.jobs.pinned(record, async () => {
-      if (waitMs === undefined && until === undefined) {
+      if (waitMs === undefined && !watches) {
         await this.settle(record);
         return this.reads.report(record, TAIL_READ);
       }
       // A dev server's ready line may already be out: the wait matches from the first line on.
-      return this.reads.report(record, TAIL_READ, { ms: waitMs ?? this.options.settleMs, until, from: -1 });
+      return this.reads.report(record, TAIL_READ, { ms: waitMs ?? this.options.settleMs, until, from: -1, port: untilPort });
     });
   }
 
@@ -173,6 +176,7 @@ export class JobRuntime {
       ...(input.env ? { env: input.env } : {}),
       stdin: input.stdin,
       merge: input.merge,
+      tty: input.tty,
       locks: input.locks,
       ...(input.ref ? { ref: input.ref } : {}),
       ...(input.timeoutMs ? { timeoutMs: input.timeoutMs } : {}),
@@ -185,7 +189,7 @@ export class JobRuntime {
     const record = this.jobs.find(id);
     const text = options.text ?? '';
     if (typeof text !== 'string') throw new InvalidInputError(inputProblem.textNotAString(text));
-    if (!record.input.stdin) {
+    if (!record.input.stdin && !record.input.tty) {
       throw new InvalidInputError(inputProblem.noStdinPipe(id));
     }
     const supervisor = this.supervisorOf(record);
@@ -216,11 +220,15 @@ export class JobRuntime {
     const record = this.jobs.find(id);
     const tail = integerOption('lines', options.lines, DEFAULT_TAIL_LINES, 0, 1_000_000);
     const since = options.since === undefined ? undefined : integerOption('since', options.since, -1, -1, Number.MAX_SAFE_INTEGER);
+    const filter = options.filter === undefined ? undefined : checkedPattern(options.filter, 'filter');
+    // With since, lines is a page size; a filtered page has the default size when none is given.
+    const limit = options.lines !== undefined || filter !== undefined ? tail : undefined;
     const maxBytes = integerOption('maxBytes', options.maxBytes, DEFAULT_MAX_BYTES, 1, this.options.maxReadBytes);
     const waitMs = options.waitMs === undefined ? undefined : integerOption('waitMs', options.waitMs, 0, 0, MAX_WAIT_MS);
     const until = options.until === undefined ? undefined : checkedPattern(options.until);
-    const wait = waitMs === undefined ? undefined : { ms: waitMs, until, from: since };
-    return this.jobs.pinned(record, () => this.reads.report(record, { tail, since, maxBytes }, wait));
+    const port = portOption(options.untilPort);
+    const wait = waitMs === undefined ? undefined : { ms: waitMs, until, from: since, port };
+    return this.jobs.pinned(record, () => this.reads.report(record, { tail, since, maxBytes, limit, filter }, wait));
   }
 
   /** One report (without output) per job, oldest first. */
@@ -309,6 +317,8 @@ export class JobRuntime {
   }
 
   private async stop(record: JobRecord, signal: SignalName, graceMs: number): Promise<JobReport> {
+    // Ended before this call: the report says so, rather than look like the call stopped it.
+    const endedBefore: KillOutcome | undefined = hasEnded(record) ? { kind: 'ended', leftovers: !record.cleanedUp } : undefined;
     if (record.state === 'waiting') {
       // Not started: cancelling its wait is the whole stop (unless it was granted just now).
       record.abort?.abort(new Error('killed while waiting for its locks'));
@@ -327,7 +337,9 @@ export class JobRuntime {
         }
       }
     }
-    return this.reads.report(record, TAIL_READ);
+    const outlivedInt: KillOutcome | undefined =
+      signal === 'INT' && isRunning(record) ? { kind: 'outlived-int', graceMs, nextGraceMs: this.options.killGraceMs } : undefined;
+    return this.reads.report(record, TAIL_READ, undefined, endedBefore ?? outlivedInt);
   }
 
   /** The settle window: a job that dies at once is reported dead, with its output. */
@@ -408,4 +420,9 @@ export class JobRuntime {
       // No fresh supervisor could be started: the next call will say so.
     }
   }
+}
+
+/** `untilPort`: a TCP port, 1 to 65535. */
+function portOption(value: number | undefined): number | undefined {
+  return value === undefined ? undefined : integerOption('untilPort', value, 0, 1, MAX_PORT);
 }

@@ -60,6 +60,8 @@ export function maxReadBytes(outputLines: number, lineBytes: number): number {
 }
 /** Longest wait one call may ask for (a model's tool call should not hang for hours). */
 export const MAX_WAIT_MS = 10 * 60 * 1000;
+/** The highest TCP port (a wait's `untilPort`). */
+export const MAX_PORT = 65_535;
 /** Longest per-job timeout: a week. */
 export const MAX_TIMEOUT_MS = 7 * 24 * 60 * 60 * 1000;
 /** A command longer than this is refused (Linux allows 128 KiB per argument). */

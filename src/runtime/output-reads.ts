@@ -6,18 +6,21 @@
 import { HephError } from '../protocol/errors.js';
 import type { ReadReply, ReadWait } from '../protocol/messages.js';
 import type { PatternSpec } from '../protocol/pattern.js';
-import { buildReport, type JobReport, type WaitOutcome } from '../reports/report.js';
+import { buildReport, type JobReport, type KillOutcome, type WaitOutcome } from '../reports/report.js';
 import type { Changes } from './changes.js';
 import { hasEnded, type JobRecord } from './job-record.js';
 import type { JobStates } from './job-states.js';
 import { DEFAULT_MAX_BYTES, DEFAULT_TAIL_LINES } from './options.js';
 import type { SupervisorClient } from './supervisor-client.js';
 
-/** Which lines a read returns: the last `tail`, or those after `since`, within `maxBytes`. */
+/** Which lines a read returns: the last `tail`, or those after `since` (at most `limit`), within
+ * `maxBytes`; with `filter`, only the lines that match. */
 export interface OutputReadRequest {
   tail: number;
   since: number | undefined;
   maxBytes: number;
+  limit?: number | undefined;
+  filter?: PatternSpec | undefined;
 }
 
 /** A wait before the read: up to `ms`, for the job's end or (with `until`) a new matching line
@@ -26,6 +29,8 @@ export interface WaitRequest {
   ms: number;
   until: PatternSpec | undefined;
   from: number | undefined;
+  /** Also answer once a process of the job listens on this TCP port. */
+  port?: number | undefined;
 }
 
 /** The read a report of a job's own call shows: the default tail. */
@@ -42,30 +47,33 @@ export interface OutputReadsContext {
 export class OutputReads {
   constructor(private readonly context: OutputReadsContext) {}
 
-  async report(record: JobRecord, read: OutputReadRequest, wait?: WaitRequest): Promise<JobReport> {
+  async report(record: JobRecord, read: OutputReadRequest, wait?: WaitRequest, kill?: KillOutcome): Promise<JobReport> {
     const started = Date.now();
     const outcome = (kind: WaitOutcome['kind'], line?: string): WaitOutcome => ({
       kind,
       waitedMs: Date.now() - started,
       ...(line === undefined ? {} : { line }),
       ...(wait?.until ? { pattern: wait.until.source } : {}),
+      ...(wait?.port === undefined ? {} : { port: wait.port }),
     });
     let waited: WaitOutcome | undefined;
     let remoteWait: ReadWait | undefined;
     if (wait) {
       // Without a pattern a job not yet running is waited for here until it runs (or ends); with
-      // one, only output can match, and a job not in the supervisor has none.
-      if (!wait.until && (record.state === 'waiting' || record.state === 'starting')) {
+      // one, only output can match, and a job not in the supervisor has none. So with a port.
+      const watches = wait.until !== undefined || wait.port !== undefined;
+      if (!watches && (record.state === 'waiting' || record.state === 'starting')) {
         await this.context.changes.until(() => record.state !== 'waiting' && record.state !== 'starting', wait.ms);
       }
       const left = Math.max(0, wait.ms - (Date.now() - started));
-      if (!this.context.supervisorOf(record) || record.state === 'failed' || (!wait.until && record.state === 'waiting')) {
+      if (!this.context.supervisorOf(record) || record.state === 'failed' || (!watches && record.state === 'waiting')) {
         waited = outcome(hasEnded(record) ? 'ended' : 'timed-out');
       } else {
         remoteWait = {
           ms: left,
           ...(wait.until ? { until: wait.until } : {}),
           ...(wait.from === undefined ? {} : { from: wait.from }),
+          ...(wait.port === undefined ? {} : { port: wait.port }),
         };
       }
     }
@@ -76,7 +84,9 @@ export class OutputReads {
     return buildReport(record, reply?.output ?? null, {
       maxJobs: this.context.maxJobs,
       ...(read.since === undefined ? {} : { since: read.since }),
+      ...(read.filter === undefined ? {} : { filter: read.filter.source }),
       ...(waited ? { waited } : {}),
+      ...(kill ? { kill } : {}),
     });
   }
 
@@ -91,6 +101,8 @@ export class OutputReads {
           tail: read.tail,
           ...(read.since === undefined ? {} : { since: read.since }),
           maxBytes: read.maxBytes,
+          ...(read.since === undefined || read.limit === undefined ? {} : { limit: read.limit }),
+          ...(read.filter === undefined ? {} : { filter: read.filter }),
           ...(wait ? { wait } : {}),
         },
       });

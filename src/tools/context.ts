@@ -16,6 +16,12 @@ export interface ToolContext {
    * given up (nothing runs). The call's action itself (a kill under way) is not interrupted.
    */
   signal?: AbortSignal;
+  /**
+   * The longest this call's `wait` may run, in ms, for a host whose client gives up on a call
+   * sooner than a wait may ask (an MCP client's request timeout). A longer wait is cut to it, and
+   * the answer says so and names the call that waits on. Default: no cap.
+   */
+  maxWaitMs?: number;
 }
 
 /** A call's context with every field that has a fallback filled in. */
@@ -43,6 +49,7 @@ export function contextResolver(defaults: ToolContext, settings: { cwd: string; 
       env: given.env ?? defaults.env ?? settings.env,
       ...(ref === undefined ? {} : { ref }),
       ...(given.signal === undefined ? {} : { signal: given.signal }),
+      ...(given.maxWaitMs === undefined ? {} : { maxWaitMs: given.maxWaitMs }),
     };
   };
 }

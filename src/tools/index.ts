@@ -45,7 +45,9 @@ import { definitionsFor, type FlavorDefinitions, type SchemaFlavor } from './fla
 import { validate, type JsonSchema } from './validate.js';
 import { approvalGate, type Approver } from './approval.js';
 import { checkContext, contextResolver, unlessAborted, type ToolContext } from './context.js';
-import { errorAnswer, jobResult, listResult, refusal, type ToolResult } from './result.js';
+import { errorAnswer, jobResult as reportResult, listResult, refusal, type ToolResult } from './result.js';
+import { ShownLines, type ReadAsked, type ReadsMode } from './shown-lines.js';
+import { afterCut, capWait } from './wait-cap.js';
 
 export interface ToolDefinition {
   name: string;
@@ -73,6 +75,15 @@ export interface CreateToolsOptions {
   rules?: LockRules;
   /** Context for calls that give none (or leave a field out). Default: the runtime's cwd and env, no ref. */
   defaults?: ToolContext;
+  /**
+   * What `job_status {"id"}` (no `lines`, `since` or `filter`) shows. `tail` (default): the last 50
+   * lines. `new`: only the lines no earlier answer of these tools showed (`background`'s included),
+   * the newest 50 at most, with how many unseen lines it skipped and the `since` call that reads
+   * them; with nothing new, one line saying so with the total count. Either way the head lines
+   * (the first 20, kept from the start) are shown until these tools have shown them once, and
+   * `lines: N` shows the last N and nothing else.
+   */
+  reads?: ReadsMode;
 }
 
 export interface Tools {
@@ -116,6 +127,13 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
   const resolve = contextResolver(checkContext('createTools option defaults', options.defaults ?? {}), runtime.settings);
   const ask = approvalGate(approve);
   const limits = { maxJobs: runtime.settings.maxJobs, outputLines: runtime.settings.outputLines };
+  if (options.reads !== undefined && options.reads !== 'tail' && options.reads !== 'new') throw new TypeError(say.toolsConfig.badReads(options.reads));
+  const shown = new ShownLines(options.reads ?? 'tail');
+
+  /** A report as the answer, shown as these tools show reads (src/tools/shown-lines.ts). */
+  function jobResult(report: JobReport, asked?: ReadAsked): ToolResult {
+    return reportResult(shown.present(report, asked));
+  }
 
   /** The tool's own rules for this call (throws BadLockRuleError / BadResourceError). */
   function ownRules(tool: string, context: ToolContext & { cwd: string }): readonly NormalizedResource[] {
@@ -195,7 +213,7 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
     async call(input, callContext) {
       const checked = validate<BackgroundToolInput>(bg.check, input);
       if (!checked.ok) return refusal(say.badInput('background', checked.problem, bg.check));
-      const { command, locks: asked, stdin, merge, timeout, wait, until } = checked.value;
+      const { command, locks: asked, stdin, merge, tty, timeout, wait, until, until_port: untilPort } = checked.value;
       const badPattern = until === undefined ? null : patternProblem(until);
       if (badPattern !== null) return refusal(say.badInput('background', badPattern, bg.check));
       const problem = commandProblem(command);
@@ -208,13 +226,16 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
         if (full) throw full;
         const refused = await ask('background', say.permissionPattern('background', command), input, context);
         if (refused !== null) return refused;
+        const capped = wait === undefined ? undefined : capWait(seconds(wait), context.maxWaitMs);
         const request: BackgroundInput = {
           command,
           ...(stdin === undefined ? {} : { stdin }),
           ...(merge === undefined ? {} : { merge }),
+          ...(tty === undefined ? {} : { tty }),
           ...(timeout === undefined ? {} : { timeoutMs: seconds(timeout) }),
-          ...(wait === undefined ? {} : { waitMs: seconds(wait) }),
+          ...(capped === undefined ? {} : { waitMs: capped.waitMs }),
           ...(until === undefined ? {} : { until }),
+          ...(untilPort === undefined ? {} : { untilPort }),
           cwd: context.cwd,
           env: context.env,
           ...(context.ref === undefined ? {} : { ref: context.ref }),
@@ -225,7 +246,7 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
         const known = new Set(runtime.list().map((job) => job.id));
         const started = runtime.background(request);
         const queued = runtime.list().find((job) => !known.has(job.id));
-        return jobResult(await unlessAborted(started, context.signal, async () => (queued ? (findJob(queued.id) ?? started) : started)));
+        return jobResult(afterCut(await unlessAborted(started, context.signal, async () => (queued ? (findJob(queued.id) ?? started) : started)), capped));
       } catch (error) {
         return errorAnswer('background', error);
       }
@@ -246,20 +267,26 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
     async call(input, callContext) {
       const checked = validate<JobStatusToolInput>(st.check, input ?? {});
       if (!checked.ok) return refusal(say.badInput('job_status', checked.problem, st.check));
-      const { id, lines, since, max_bytes: maxBytes, wait, until } = checked.value;
-      const badPattern = until === undefined ? null : patternProblem(until);
+      const { id, lines, since, max_bytes: maxBytes, wait, until, until_port: untilPort, filter } = checked.value;
+      const badPattern = (until === undefined ? null : patternProblem(until)) ?? (filter === undefined ? null : patternProblem(filter, 'filter'));
       if (badPattern !== null) return refusal(say.badInput('job_status', badPattern, st.check));
-      if (id === undefined && (lines !== undefined || since !== undefined || maxBytes !== undefined || wait !== undefined || until !== undefined)) {
+      const waitField = wait !== undefined || until !== undefined || untilPort !== undefined;
+      if (id === undefined && (lines !== undefined || since !== undefined || maxBytes !== undefined || waitField || filter !== undefined)) {
         return refusal(say.linesWithoutId());
       }
+      const asked = { lines, since, filter };
       const read = {
         ...(lines === undefined ? {} : { lines }),
         ...(since === undefined ? {} : { since }),
+        ...(filter === undefined ? {} : { filter }),
         ...(maxBytes === undefined ? {} : { maxBytes }),
         ...(wait === undefined ? {} : { waitMs: seconds(wait) }),
         ...(until === undefined ? {} : { until }),
+        ...(untilPort === undefined ? {} : { untilPort }),
       };
       const context = resolve(callContext);
+      const capped = read.waitMs === undefined ? undefined : capWait(read.waitMs, context.maxWaitMs);
+      if (capped) read.waitMs = capped.waitMs;
       try {
         const own = ownRules('job_status', context);
         if (id === undefined) {
@@ -270,9 +297,9 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
         const target = findJob(id);
         if (!target) throw notFound(id);
         // A wait stopped by context.signal answers with the job as it is now.
-        const { waitMs: _waitMs, until: _until, ...now } = read;
+        const { waitMs: _waitMs, until: _until, untilPort: _untilPort, ...now } = read;
         return await withOwnLocks('job_status', say.callLabel('job_status', id), own, context, () => [target], async () =>
-          jobResult(await unlessAborted(runtime.status(id, read), context.signal, () => runtime.status(id, now))),
+          jobResult(afterCut(await unlessAborted(runtime.status(id, read), context.signal, () => runtime.status(id, now)), capped), asked),
         );
       } catch (error) {
         return errorAnswer('job_status', error);
@@ -353,7 +380,8 @@ export function createTools(runtime: ToolRuntime, options: CreateToolsOptions = 
     'job_restart',
     jobRestartSchema(),
     async ({ id }) => {
-      const { stopped, started } = await runtime.restart(id);
+      const { stopped, started: report } = await runtime.restart(id);
+      const started = shown.present(report);
       return { text: `${stopped.header}\n${started.text}`, isError: false, job: started, stopped };
     },
     true,
@@ -404,5 +432,6 @@ function seconds(value: number): number {
 }
 
 export type { JsonSchema, ToolContext, ToolResult };
+export { waitingText } from './wait-cap.js';
 export type { ApprovalAnswer, ApprovalRequest, Approver } from './approval.js';
 export type { BackgroundToolInput, JobKillToolInput, JobStatusToolInput } from './schema.js';

@@ -14,6 +14,7 @@
 import { MAX_RESOURCE_LENGTH } from '../locks/index.js';
 import { MAX_COMMAND_BYTES } from '../runtime/options.js';
 import { MAX_PATTERN_CHARS } from '../protocol/pattern.js';
+import { TERMINAL_COLUMNS, TERMINAL_ROWS } from '../protocol/terminal.js';
 import { coreSchema } from './flavors.js';
 import type { JsonSchema } from './validate.js';
 
@@ -22,9 +23,11 @@ export interface BackgroundToolInput {
   locks?: string[];
   stdin?: boolean;
   merge?: boolean;
+  tty?: boolean;
   timeout?: number;
   wait?: number;
   until?: string;
+  until_port?: number;
 }
 
 export interface JobStatusToolInput {
@@ -34,6 +37,8 @@ export interface JobStatusToolInput {
   max_bytes?: number;
   wait?: number;
   until?: string;
+  until_port?: number;
+  filter?: string;
 }
 
 export interface JobKillToolInput {
@@ -61,20 +66,21 @@ export const MAX_READ_BYTES = 65_536;
 /** Largest text one job_input call writes. */
 export const MAX_INPUT_BYTES = 1024 * 1024;
 
-function waitProperties(what: string): Record<string, JsonSchema> {
+function waitProperties(): Record<string, JsonSchema> {
   return {
     wait: {
       type: 'number',
       minimum: 0,
       maximum: MAX_WAIT_SECONDS,
-      description: `Seconds to wait${what} before answering (at most ${MAX_WAIT_SECONDS}); ends early when the job ends or "until" matches.`,
+      description: `Seconds to wait (max ${MAX_WAIT_SECONDS}) for the end, until or until_port.`,
     },
     until: {
       type: 'string',
       minLength: 1,
       maxLength: MAX_PATTERN_CHARS,
-      description: 'With wait: answer when an output line matches this RE2 regex, e.g. "ready|listening".',
+      description: 'RE2 regex a new line must match, e.g. "ready".',
     },
+    until_port: { type: 'integer', minimum: 1, maximum: 65_535, description: 'TCP port the job must listen on.' },
   };
 }
 
@@ -116,31 +122,31 @@ function backgroundProperties(): Record<string, JsonSchema> {
       type: 'string',
       minLength: 1,
       maxLength: MAX_COMMAND_BYTES,
-      description: 'Shell command line, e.g. "npm run dev".',
+      description: 'Shell command, e.g. "npm run dev".',
     },
     locks: {
       type: 'array',
       maxItems: MAX_CALL_LOCKS,
       items: { type: 'string', minLength: 1, maxLength: MAX_RESOURCE_LENGTH },
-      description: 'Resources the job holds while it runs, e.g. ["port:5173"]; it waits until it can hold them all.',
+      description: 'Resources held while it runs, e.g. ["port:5173"]; it starts once all are free.',
     },
     stdin: { type: 'boolean', description: 'Keep stdin open for job_input.' },
     merge: { type: 'boolean', description: 'stdout and stderr as one stream, in order.' },
+    tty: { type: 'boolean', description: `On a ${TERMINAL_COLUMNS}x${TERMINAL_ROWS} terminal: output unbuffered, prompts work.` },
     timeout: {
       type: 'number',
       exclusiveMinimum: 0,
       maximum: MAX_TIMEOUT_SECONDS,
       description: 'Stop the job after this many seconds.',
     },
-    ...waitProperties(''),
+    ...waitProperties(),
   };
 }
 
 export function backgroundSchema(limits: SchemaLimits): ToolSchema {
   return toolSchema(
-    'Start a long-running shell command (dev server, watcher, long build) as a job; answers with its job ' +
-      'number and first output. Read it with job_status, stop it with job_kill. ' +
-      `At most ${limits.maxJobs} jobs run at once. For a command whose result you need now (tests, a build), use the shell tool.`,
+    'Run a long-running shell command (dev server, watcher) as a job; answers with its number and first output. ' +
+      `At most ${limits.maxJobs} jobs run at once. For a result you need now (tests, a build), use the shell tool.`,
     {
       type: 'object',
       properties: backgroundProperties(),
@@ -153,7 +159,7 @@ export function backgroundSchema(limits: SchemaLimits): ToolSchema {
 
 export function jobStatusSchema(limits: SchemaLimits): ToolSchema {
   return toolSchema(
-    `A job's state and last output lines (of which the last ${limits.outputLines} are kept); without id, ` +
+    `A job's state and last output lines (the last ${limits.outputLines} are kept); without id, ` +
       'every job. Only reads.',
     {
       type: 'object',
@@ -169,15 +175,20 @@ export function jobStatusSchema(limits: SchemaLimits): ToolSchema {
           type: 'integer',
           minimum: -1,
           maximum: MAX_JOB_ID,
-          description: 'Only lines after this line number (a read\'s "next"; -1: from the start).',
+          description: 'Lines after this line number (-1: from the start); with lines: the first N.',
+        },
+        // Its length is checked with the pattern (patternProblem), in a sentence naming the field.
+        filter: {
+          type: 'string',
+          description: 'Only lines matching this RE2 regex, numbered.',
         },
         max_bytes: {
           type: 'integer',
           minimum: 1,
           maximum: MAX_READ_BYTES,
-          description: `Bound on the text returned, at most ${MAX_READ_BYTES}.`,
+          description: `Max bytes returned (${MAX_READ_BYTES}).`,
         },
-        ...waitProperties(' for the job'),
+        ...waitProperties(),
       },
       additionalProperties: false,
       examples: [{}, { id: 0 }, { id: 0, lines: 500 }],
@@ -193,7 +204,7 @@ export function jobKillSchema(): ToolSchema {
       signal: {
         type: 'string',
         enum: ['INT', 'TERM', 'KILL'],
-        description: 'TERM (default): SIGTERM, grace, SIGKILL. INT: SIGINT only, like Ctrl-C. KILL: at once.',
+        description: 'TERM (default): SIGTERM, grace, SIGKILL. INT: SIGINT only. KILL: at once.',
       },
       grace: {
         type: 'number',
@@ -209,11 +220,11 @@ export function jobKillSchema(): ToolSchema {
 }
 
 export function jobInputSchema(): ToolSchema {
-  return toolSchema('Write to the stdin of a job started with "stdin": true, and/or close it.', {
+  return toolSchema('Write to the stdin of a job started with "stdin" or "tty": true, and/or close it.', {
     type: 'object',
     properties: {
       id: jobId('Job number.'),
-      text: { type: 'string', maxLength: MAX_INPUT_BYTES, description: 'Text to write as given; end a line with "\\n".' },
+      text: { type: 'string', maxLength: MAX_INPUT_BYTES, description: 'Text to write; end a line with "\\n".' },
       close: { type: 'boolean', description: 'Close stdin after writing.' },
     },
     required: ['id'],
@@ -223,7 +234,7 @@ export function jobInputSchema(): ToolSchema {
 }
 
 export function jobRestartSchema(): ToolSchema {
-  return toolSchema('Stop a job and start its command again with the same options, as a new job.', {
+  return toolSchema('Stop a job and run its command again, same options, as a new job.', {
     type: 'object',
     properties: { id: jobId('Job number.') },
     required: ['id'],

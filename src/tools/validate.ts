@@ -31,7 +31,7 @@ export type Validation<T> = { ok: true; value: T } | { ok: false; problem: strin
 
 /** Checks `value` against `schema`; the first problem found, as a sentence fragment. */
 export function validate<T>(schema: JsonSchema, value: unknown): Validation<T> {
-  const input = withoutNulls(value);
+  const input = numbersFromText(schema, withoutNulls(value));
   const problem = check(schema, input, '');
   return problem === null ? { ok: true, value: input as T } : { ok: false, problem };
 }
@@ -44,6 +44,25 @@ export function validate<T>(schema: JsonSchema, value: unknown): Validation<T> {
 function withoutNulls(value: unknown): unknown {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
   return Object.fromEntries(Object.entries(value).filter(([, field]) => field !== null));
+}
+
+/** A whole number, or a decimal number, written as text (no sign but "-", no exponent, no blanks). */
+const NUMERAL = { integer: /^-?\d{1,16}$/, number: /^-?\d{1,16}(?:\.\d{1,16})?$/ } as const;
+
+/**
+ * A number field sent as its decimal text (`"id": "0"`) is that number: models write ids as
+ * strings often enough, and there is only one way to read the text. Anything else in a string
+ * (`"0.5"` for a whole number, `"1e3"`, `" 0"`) is left for the check to refuse.
+ */
+function numbersFromText(schema: JsonSchema, value: unknown): unknown {
+  if (schema.type !== 'object' || value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  const properties = schema.properties ?? {};
+  const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+  for (const [field, text] of Object.entries(out)) {
+    const type = Object.prototype.hasOwnProperty.call(properties, field) ? properties[field]!.type : undefined;
+    if (typeof text === 'string' && (type === 'integer' || type === 'number') && NUMERAL[type].test(text)) out[field] = Number(text);
+  }
+  return out;
 }
 
 function check(schema: JsonSchema, value: unknown, path: string): string | null {

@@ -1,15 +1,19 @@
 /**
  * Job processes that left their job's session or cgroup (setsid after a double fork, a write to
  * another cgroup.procs): both strategies find them by the job's marker in their environment, or
- * by one of the job's pipes among their descriptors (`env -i setsid -f CMD` clears the one and
- * keeps the other).
+ * by one of the job's pipes (or its terminal) among their descriptors (`env -i setsid -f CMD`
+ * clears the one and keeps the other).
  */
-import { childrenOf, environContains, holdsPipe, readProcStat, type ProcEntry } from '../platform/procfs.js';
+import { childrenOf, environContains, holdsFile, holdsPipe, readProcStat, type ProcEntry } from '../platform/procfs.js';
 import type { JobIdentity } from './strategy.js';
 
 /** Processes that are not zombies (a zombie has exited; only its parent's wait remains). */
 export function alive(entry: ProcEntry): boolean {
   return entry.state !== 'Z' && entry.state !== 'X';
+}
+
+function holdsTerminal(pid: number, job: JobIdentity): boolean {
+  return job.terminal !== undefined && holdsFile(pid, job.terminal);
 }
 
 /**
@@ -24,7 +28,7 @@ export function markedStragglers(job: JobIdentity): ProcEntry[] {
   for (const pid of childrenOf(process.pid)) {
     if (pid === job.pid) continue;
     const entry = readProcStat(pid);
-    if (entry && alive(entry) && (environContains(pid, job.marker) || holdsPipe(pid, job.pipes))) found.push(entry);
+    if (entry && alive(entry) && (environContains(pid, job.marker) || holdsPipe(pid, job.pipes) || holdsTerminal(pid, job))) found.push(entry);
   }
   return found;
 }

@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import { constants as os } from 'node:os';
+import tty from 'node:tty';
 import { native } from '../native.js';
 import { InvalidInputError, SpawnError } from '../../src/protocol/errors.js';
 import type { JobFacts, KillParams, SignalName, SpawnParams, SpawnReply, SupervisorConfig } from '../../src/protocol/messages.js';
@@ -13,10 +14,13 @@ import type { ContainmentStrategy, JobIdentity } from '../containment/index.js';
 import { OutputRing, type ReadOptions, type OutputRead } from '../output/index.js';
 import type { WaitableJob } from '../requests/read-wait.js';
 import { jobMarker } from '../names.js';
+import { PortProbe } from '../platform/ports.js';
 import { processStartTime } from '../platform/procfs.js';
 import { stopAbandoned } from './abandon.js';
 import { injectFault } from './faults.js';
 import { hasZombieChildren } from './zombies.js';
+import { pipeInput, terminalInput, type JobInput } from './job-input.js';
+import { JobTerminal, openTerminal, terminalEnv, type Terminal } from './terminal.js';
 import { jobStats } from './stats.js';
 
 const SIGNALS: Record<SignalName, number> = { INT: os.signals.SIGINT, TERM: os.signals.SIGTERM, KILL: os.signals.SIGKILL };
@@ -36,6 +40,8 @@ export interface JobHooks {
 /** The one read buffer of the supervisor (a pipe holds at most 1 MiB; we grow each job's so). */
 const READ_BUFFER_BYTES = 256 * 1024;
 const sharedReadBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
+/** Where stdout is read when a stderr chunk comes in (the stderr chunk is in the shared buffer). */
+const stdoutCatchUpBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
 
 /** How soon a cgroup that could not be removed yet (EBUSY) is tried again. */
 const RELEASE_RETRY_MS = 2;
@@ -51,7 +57,11 @@ export class SupervisedJob implements WaitableJob {
   /** Every process of the job is gone and reaped, its cgroup removed (the runtime's `cleanedUp`). */
   cleanedUp = false;
   private readonly streams: net.Socket[] = [];
-  private stdin: net.Socket | null = null;
+  private stdin: JobInput | null = null;
+  /** The stdout pipe while stdout and stderr are apart: read before each stderr chunk is kept. */
+  private stdoutPipe: { fd: number; stream: net.Socket } | null = null;
+  /** A `tty: true` job's terminal: the master it reads and writes, and the slave it keeps open. */
+  private terminal: JobTerminal | null = null;
   private pidfd = -1;
   private stopWatching: () => void = () => {};
   private drainWaiters: (() => void)[] = [];
@@ -72,6 +82,7 @@ export class SupervisedJob implements WaitableJob {
     private readonly hooks: JobHooks,
     readonly reply: SpawnReply,
     spawned: { pidfd: number; stdin: number; stdout: number; stderr: number },
+    terminal: Terminal | null,
   ) {
     this.id = params.job;
     this.ring = new OutputRing(config.output);
@@ -82,9 +93,10 @@ export class SupervisedJob implements WaitableJob {
       cgroup: reply.cgroup,
       pipes: new Set(reply.pipes),
       pidfd: spawned.pidfd,
+      ...(terminal ? { terminal: terminal.path } : {}),
     };
     this.pidfd = spawned.pidfd;
-    this.hadStdin = spawned.stdin >= 0;
+    this.hadStdin = spawned.stdin >= 0 || terminal !== null;
   }
 
   /**
@@ -92,21 +104,28 @@ export class SupervisedJob implements WaitableJob {
    * inotify's limit): the pipes wrapped, the watch set. On a failure the pipes not yet wrapped are
    * closed here; the wrapped ones are the job's (discard closes them).
    */
-  private setUp(spawned: { stdin: number; stdout: number; stderr: number }): void {
-    const unwrapped = new Set([spawned.stdout, spawned.stderr, spawned.stdin].filter((fd) => fd >= 0));
+  private setUp(spawned: { stdin: number; stdout: number; stderr: number }, terminal: Terminal | null): void {
+    const unwrapped = new Set([spawned.stdout, spawned.stderr, spawned.stdin, terminal?.master ?? -1].filter((fd) => fd >= 0));
     try {
-      this.attachOutput(spawned.stdout, 'stdout');
-      unwrapped.delete(spawned.stdout);
+      if (terminal) {
+        // One stream, in the order the job wrote it; the master is also the job's input.
+        this.terminal = new JobTerminal(terminal);
+        const stream = this.attachOutput(terminal.master, 'stdout', true);
+        unwrapped.delete(terminal.master);
+        this.stdin = terminalInput(terminal.master, () => !stream.destroyed);
+      } else {
+        this.attachOutput(spawned.stdout, 'stdout');
+        unwrapped.delete(spawned.stdout);
+      }
       if (spawned.stderr >= 0) this.attachOutput(spawned.stderr, 'stderr');
       unwrapped.delete(spawned.stderr);
-      if (spawned.stdin >= 0) this.stdin = new net.Socket({ fd: spawned.stdin, readable: false, writable: true });
+      if (spawned.stdin >= 0) this.stdin = pipeInput(spawned.stdin);
       unwrapped.delete(spawned.stdin);
-      // EPIPE when the job stops reading: nothing to do, the job decides what it reads.
-      this.stdin?.on('error', () => {});
       injectFault('job-watch');
       this.stopWatching = this.strategy.watch(this.identity, () => this.poke());
     } catch (error) {
       for (const fd of unwrapped) native.closeFd(fd);
+      if (terminal && !this.terminal) native.closeFd(terminal.slave);
       throw error;
     }
   }
@@ -116,6 +135,7 @@ export class SupervisedJob implements WaitableJob {
     for (const stream of this.streams) stream.destroy();
     this.stdin?.destroy();
     this.stdin = null;
+    this.terminal?.closeSlave();
     const pidfd = this.pidfd;
     this.pidfd = -1;
     return stopAbandoned(this.id + 1, this.identity, this.strategy, pidfd);
@@ -129,19 +149,26 @@ export class SupervisedJob implements WaitableJob {
   static async start(params: SpawnParams, strategy: ContainmentStrategy, config: SupervisorConfig, hooks: JobHooks): Promise<SupervisedJob> {
     const cgroup = strategy.prepare(params.job);
     let spawned;
+    let terminal: Terminal | null = null;
     try {
+      terminal = params.tty === true ? openTerminal() : null;
       spawned = native.spawn({
         shell: params.shell,
         command: params.command,
         cwd: params.cwd,
-        env: [...params.env, jobMarker(params.job)],
+        env: [...(terminal ? terminalEnv(params.env) : params.env), jobMarker(params.job)],
         cgroup,
         stdin: params.stdin ? 'pipe' : 'null',
         merge: params.merge,
         token: params.job + 1,
         forceFork: config.forceFork,
+        ...(terminal ? { ctty: terminal.slave } : {}),
       });
     } catch (error) {
+      if (terminal) {
+        native.closeFd(terminal.master);
+        native.closeFd(terminal.slave);
+      }
       if (cgroup) native.cgroupRemove(cgroup);
       throw new SpawnError(describeSpawnFailure(error, params), { cause: error, details: nativeDetails(error) });
     }
@@ -153,9 +180,9 @@ export class SupervisedJob implements WaitableJob {
       method: spawned.method,
       startedAt: Date.now(),
     };
-    const job = new SupervisedJob(params, strategy, config, hooks, reply, spawned);
+    const job = new SupervisedJob(params, strategy, config, hooks, reply, spawned, terminal);
     try {
-      job.setUp(spawned);
+      job.setUp(spawned, terminal);
     } catch (error) {
       // Before any await: the reaper's report of the leader must find the discard listening.
       await job.discard();
@@ -268,10 +295,10 @@ export class SupervisedJob implements WaitableJob {
       );
     }
     if (this.cleanedUp || stdin.destroyed) throw new InvalidInputError(`job ${this.id} has ended; nothing reads its stdin any more`);
-    if (data.length > 0) await new Promise<void>((resolve) => stdin.write(data, () => resolve()));
+    if (data.length > 0) await stdin.write(data);
     if (close) {
       this.stdin = null;
-      await new Promise<void>((resolve) => stdin.end(() => resolve()));
+      await stdin.end();
     }
   }
 
@@ -290,6 +317,12 @@ export class SupervisedJob implements WaitableJob {
 
   readLines(since: number): OutputRead {
     return this.ring.read({ tail: 0, since, maxBytes: WAIT_SCAN_BYTES });
+  }
+
+  /** A check, bounded in cost, of whether a process of the job listens on TCP `port` (platform/ports.ts). */
+  portCheck(port: number): () => boolean {
+    const probe = new PortProbe(port);
+    return () => !this.ended && probe.check(this.identity.pid, () => this.strategy.members(this.identity));
   }
 
   onChange(wake: () => void): () => void {
@@ -374,6 +407,8 @@ export class SupervisedJob implements WaitableJob {
     this.stopWatching();
     this.stdin?.destroy();
     this.stdin = null;
+    // Every process is gone: what the terminal still holds is read now, and it is closed.
+    if (this.terminal) this.drainTerminal(this.terminal);
     // Every writer is gone, so the pipes are at EOF once their buffered bytes are read; give that
     // a bounded moment and then stop reading regardless.
     // A busy loop can run this timer in the very turn in which the last bytes became readable
@@ -406,29 +441,70 @@ export class SupervisedJob implements WaitableJob {
     this.complete();
   }
 
-  private attachOutput(fd: number, name: 'stdout' | 'stderr'): void {
+  private drainTerminal(terminal: JobTerminal): void {
+    terminal.drain(sharedReadBuffer, (chunk) => this.ring.push('stdout', chunk));
+    this.ring.end('stdout');
+    this.changedSoon();
+    for (const stream of this.streams) stream.destroy(); // the master's (a terminal job has no other)
+  }
+
+  /**
+   * Two pipes keep no order between them: what both hold when the supervisor reads has no order
+   * the kernel could tell. One promise is kept: a stderr line is never shown before a stdout line
+   * written before it (a build's "Build failed" never lands above its last "compiling ..." line).
+   * A stderr chunk has just been read; every stdout line written before any of its lines is in the
+   * stdout pipe by now, so stdout is read to empty first (at most the pipe's 1 MiB) and kept
+   * ahead of it. A stderr line may still come after stdout lines written after it.
+   */
+  private catchUpStdout(): void {
+    const pipe = this.stdoutPipe;
+    if (!pipe || pipe.stream.destroyed || pipe.stream.readableEnded) return;
+    for (;;) {
+      let bytes: number;
+      try {
+        bytes = fs.readSync(pipe.fd, stdoutCatchUpBuffer, 0, stdoutCatchUpBuffer.length, null);
+      } catch {
+        return; // EAGAIN: empty
+      }
+      if (bytes <= 0) return; // EOF: libuv sees it on its next read
+      this.ring.push('stdout', stdoutCatchUpBuffer.subarray(0, bytes));
+      if (bytes < stdoutCatchUpBuffer.length) return;
+    }
+  }
+
+  private attachOutput(fd: number, name: 'stdout' | 'stderr', terminal = false): net.Socket {
     // Reads land in one buffer shared by every stream of every job (the ring copies what it keeps
     // before push returns, and reads run one at a time on this thread), so a flood allocates
     // nothing per read for the garbage collector to catch up with.
-    const stream = new net.Socket({
-      fd,
-      readable: true,
-      writable: false,
+    // A terminal's master is no pipe or socket to net.Socket; tty.ReadStream gives it libuv's TTY
+    // handle (which leaves the master non-blocking as openPty made it) and is a net.Socket too.
+    const options = {
       onread: {
         buffer: sharedReadBuffer,
         callback: (bytes: number, buffer: Uint8Array) => {
+          if (name === 'stderr') this.catchUpStdout();
           this.ring.push(name, Buffer.from(buffer.buffer, buffer.byteOffset, bytes));
           this.changedSoon();
           return true;
         },
       },
-    } as net.SocketConstructorOpts);
+    };
+    const stream = terminal
+      ? new tty.ReadStream(fd, options as net.SocketConstructorOpts)
+      : new net.Socket({ fd, readable: true, writable: false, ...options } as net.SocketConstructorOpts);
+    // A terminal's read stream starts only when asked (tty.ReadStream's manualStart).
+    if (terminal) stream.resume();
+    else if (name === 'stdout') this.stdoutPipe = { fd, stream };
     stream.on('end', () => {
       this.ring.end(name);
       this.changedSoon();
     });
-    stream.on('error', () => this.ring.end(name));
+    stream.on('error', () => {
+      this.ring.end(name);
+      this.changedSoon();
+    });
     this.streams.push(stream);
+    return stream;
   }
 }
 

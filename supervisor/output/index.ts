@@ -1,7 +1,7 @@
 /**
  * The per-job output ring (SPEC 5): the ring and its ingest in `ring.ts` (bytes in `arena.ts`,
  * per-line metadata in `line-index.ts`, lines in progress in `line-splitter.ts`), reads in
- * `read.ts`, read-time rendering in `render.ts`, limits in `limits.ts`.
+ * `read.ts` (filtered reads in `filter.ts`), read-time rendering in `render.ts`, limits in `limits.ts`.
  */
 export { OutputRing } from './ring.js';
 export type { OutputStats } from './ring.js';

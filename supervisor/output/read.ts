@@ -20,8 +20,8 @@ export interface ReadOptions {
 }
 
 /** Default read size: 50 lines (SPEC 5) within 64 KiB of text. */
-const DEFAULT_TAIL = 50;
-const DEFAULT_READ_BYTES = 64 * 1024;
+export const DEFAULT_TAIL = 50;
+export const DEFAULT_READ_BYTES = 64 * 1024;
 
 /** A line as a ring keeps it: raw bytes, the stream's code, and the bytes cut from it. */
 export interface RawLine {
@@ -163,7 +163,8 @@ export function readOutput(source: ReadSource, options: ReadOptions): OutputRead
   };
 }
 
-function option(name: string, value: unknown, fallback: number, min: number): number {
+/** A read option: `fallback` when absent, else an integer from `min` up (TypeError/RangeError naming it). */
+export function option(name: string, value: unknown, fallback: number, min: number): number {
   return value === undefined ? fallback : checkInteger(`read option ${name}`, value, min, Number.MAX_SAFE_INTEGER);
 }
 

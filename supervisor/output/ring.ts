@@ -35,7 +35,7 @@ import { ByteArena } from './arena.js';
 import { LineIndex, streamCode } from './line-index.js';
 import { resolveOutputLimits, type OutputLimits } from './limits.js';
 import { cutLongLine, PendingLine, type LineRange } from './line-splitter.js';
-import { outputLine, readOutput, type RawLine, type ReadOptions } from './read.js';
+import { outputLine, readOutput, type RawLine, type ReadOptions, type ReadSource } from './read.js';
 
 export interface OutputStats {
   /** Completed lines so far. */
@@ -162,18 +162,20 @@ export class OutputRing {
 
   /** A tail read (default) or a cursor read (`since`). Never consumes output. */
   read(options: ReadOptions = {}): OutputRead {
+    return readOutput(this.source(), options);
+  }
+
+  /** What a read sees of the ring now (a filtered read, `filter.ts`, scans it too). */
+  source(): ReadSource {
     const index = this.index;
-    return readOutput(
-      {
-        total: index.total,
-        firstSeq: index.firstSeq,
-        truncatedLines: this.truncatedLines,
-        head: this.head,
-        line: (seq) => this.storedLine(seq),
-        partialLines: () => this.partialLines(),
-      },
-      options,
-    );
+    return {
+      total: index.total,
+      firstSeq: index.firstSeq,
+      truncatedLines: this.truncatedLines,
+      head: this.head,
+      line: (seq) => this.storedLine(seq),
+      partialLines: () => this.partialLines(),
+    };
   }
 
   stats(): OutputStats {

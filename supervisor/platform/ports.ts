@@ -158,16 +158,22 @@ export function socketInodes(pid: number): number[] {
   }
   const inodes: number[] = [];
   for (const fd of fds) {
-    let target: string;
-    try {
-      target = fs.readlinkSync(`${dir}/${fd}`);
-    } catch {
-      continue; // closed while we looked
-    }
-    // "socket:[184189]"
-    if (target.startsWith('socket:[')) inodes.push(Number(target.slice(8, -1)));
+    const inode = socketInode(dir, fd);
+    if (inode !== null) inodes.push(inode);
   }
   return inodes;
+}
+
+/** The socket inode descriptor `fd` of the process whose fd directory is `dir` refers to; null for anything else. */
+function socketInode(dir: string, fd: string): number | null {
+  let target: string;
+  try {
+    target = fs.readlinkSync(`${dir}/${fd}`);
+  } catch {
+    return null; // closed while we looked
+  }
+  // "socket:[184189]"
+  return target.startsWith('socket:[') ? Number(target.slice(8, -1)) : null;
 }
 
 function netNamespace(pid: number): string | null {
@@ -258,3 +264,61 @@ export function uniquePorts(ports: Iterable<ListeningPort>): number[] {
   return [...new Set([...ports].map((entry) => entry.port))].sort((a, b) => a - b);
 }
 
+
+/** Descriptors one port check looks at, at most (a check runs every few tens of ms during a wait). */
+export const PORT_CHECK_FD_BUDGET = 1024;
+
+/**
+ * Whether a process of a job listens on one TCP port, asked again and again while a wait lasts
+ * (`until_port`), at a bounded cost per check. The listening table is read first, through the
+ * job leader's network namespace, and only for a LISTEN entry on the port are the job's processes
+ * listed and their descriptors looked at, at most PORT_CHECK_FD_BUDGET per check: a check that
+ * runs out resumes where the last one stopped, so a job with many descriptors is still found, a
+ * few checks later. A process that has moved to another network namespace is not seen here.
+ */
+export class PortProbe {
+  /** Where the scan of descriptors resumes: the process, its fd list, the position in it. */
+  private pids: number[] = [];
+  private pidIndex = 0;
+  private fds: string[] | null = null;
+  private fdIndex = 0;
+
+  constructor(readonly port: number) {}
+
+  /** `leader`: a live process of the job (its network namespace); `members`: every process of it. */
+  check(leader: number, members: () => readonly number[]): boolean {
+    const inodes = new Set(listenEntries([leader]).filter((entry) => entry.port === this.port).map((entry) => entry.inode));
+    if (inodes.size === 0) return false;
+    if (this.pidIndex >= this.pids.length) {
+      this.pids = [...members()];
+      this.pidIndex = 0;
+      this.fds = null;
+    }
+    let budget = PORT_CHECK_FD_BUDGET;
+    while (this.pidIndex < this.pids.length && budget > 0) {
+      const dir = `/proc/${this.pids[this.pidIndex]}/fd`;
+      if (this.fds === null) {
+        this.fds = readDir(dir);
+        this.fdIndex = 0;
+      }
+      for (; this.fdIndex < this.fds.length && budget > 0; this.fdIndex++, budget--) {
+        const inode = socketInode(dir, this.fds[this.fdIndex]!);
+        if (inode !== null && inodes.has(inode)) return true;
+      }
+      if (this.fdIndex >= this.fds.length) {
+        this.pidIndex++;
+        this.fds = null;
+      }
+    }
+    return false;
+  }
+}
+
+/** The names in a /proc directory; none when the process is gone. */
+function readDir(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir);
+  } catch {
+    return [];
+  }
+}

@@ -2,7 +2,8 @@
 import { InvalidInputError } from '../../src/protocol/errors.js';
 import { SupervisedJob } from '../jobs/job.js';
 import type { Handlers, RequestContext } from './context.js';
-import { waitOnOutput } from './read-wait.js';
+import { compilePattern, waitOnOutput } from './read-wait.js';
+import { filterOutput } from '../output/filter.js';
 
 export function jobHandlers(context: RequestContext): Handlers<'spawn' | 'kill' | 'read' | 'write' | 'facts' | 'forget'> {
   const { state } = context;
@@ -19,10 +20,13 @@ export function jobHandlers(context: RequestContext): Handlers<'spawn' | 'kill' 
     },
     kill: ({ params }) => state.job(params.job).kill(params),
     read: async ({ params }) => {
-      const { job: id, wait, ...options } = params;
+      const { job: id, wait, filter, ...options } = params;
       const job = state.job(id);
+      // A bad filter is refused before any wait.
+      const pattern = filter ? compilePattern(filter, 'filter') : null;
       const waited = wait ? await waitOnOutput(job, wait, state.started().config.drainMs) : undefined;
-      return { output: job.read(options), facts: job.facts(true), ...(waited ? { waited } : {}) };
+      const output = pattern ? await filterOutput(() => job.ring.source(), pattern, options) : job.read(options);
+      return { output, facts: job.facts(true), ...(waited ? { waited } : {}) };
     },
     write: async ({ job: id, data, close }) => {
       const job = state.job(id);

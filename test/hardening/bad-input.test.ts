@@ -217,7 +217,7 @@ describe.each(modeRows())('bad input everywhere (%s)', (mode, skip) => {
         call(`background ${JSON.stringify(input)?.slice(0, 60)}`, () => tools.background.run(input));
       }
       for (const input of [
-        { id: -1 }, { id: 1.5 }, { id: '0' }, { id: 1e300 }, { id: Number.MAX_SAFE_INTEGER + 2 }, { id: Number.NaN }, { id: 123456 },
+        { id: -1 }, { id: 1.5 }, { id: '0.5' }, { id: 1e300 }, { id: Number.MAX_SAFE_INTEGER + 2 }, { id: Number.NaN }, { id: 123456 },
         { id, lines: -1 }, { id, lines: 1e12 }, { id, since: -5 }, { id, max_bytes: 0 }, { id, wait: -1 }, { id, wait: 1e9 },
         { id, until: '[' }, { lines: 5 }, { id, extra: true }, 'x', [], 7,
       ]) {

@@ -5,66 +5,13 @@
  * disconnects, checked against kernel truth: the EofOracle FIFO every job process inherits, and
  * /proc holding no process that carries the server's environment marker (server, supervisor, jobs).
  */
-import { randomUUID } from 'node:crypto';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createTools, JobRuntime } from '../../src/index.js';
-import { CLI } from '../helpers/cli.js';
-import { EofOracle, isReaped, processesWithEnv, see, waitUntil, type SeenProcess } from '../helpers/kernel.js';
+import { EofOracle, isReaped, processesWithEnv, see, waitUntil } from '../helpers/kernel.js';
+import { connectMcp as connect, textOf } from '../helpers/mcp.js';
 import { modeRows } from '../helpers/modes.js';
 import { FIXTURES } from '../helpers/runtime.js';
-
-interface Connection {
-  client: Client;
-  transport: StdioClientTransport;
-  /** The server's environment carries HEPH_TEST_MARK=<mark>, and so does every job it starts. */
-  mark: string;
-  stderr: () => string;
-}
-
-const open: Connection[] = [];
-
-afterEach(async () => {
-  for (const connection of open.splice(0)) {
-    const pid = connection.transport.pid;
-    const server = pid === null ? null : safeSee(pid);
-    if (server) process.kill(server.pid, 'SIGKILL');
-    await connection.client.close().catch(() => undefined);
-    if (server) await waitUntil(() => isReaped(server), `the MCP server ${server.pid} to be reaped`);
-  }
-});
-
-function safeSee(pid: number): SeenProcess | null {
-  try {
-    return see(pid);
-  } catch {
-    return null;
-  }
-}
-
-async function connect(mode: string): Promise<Connection> {
-  const mark = randomUUID();
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) if (value !== undefined) env[key] = value;
-  env.HEPH_TEST_MARK = mark;
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', '--containment', mode], env, stderr: 'pipe' });
-  let stderr = '';
-  transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const client = new Client({ name: 'heph-jobs-test', version: '1.0.0' });
-  const connection = { client, transport, mark, stderr: () => stderr };
-  open.push(connection);
-  await client.connect(transport);
-  return connection;
-}
-
-function textOf(result: Awaited<ReturnType<Client['callTool']>>): string {
-  const content = result.content as { type: string; text?: string }[];
-  expect(content).toHaveLength(1);
-  expect(content[0]!.type).toBe('text');
-  return content[0]!.text!;
-}
 
 describe.each(modeRows())('heph-jobs mcp (%s)', (mode, skip) => {
   it.skipIf(skip)('lists every tool of createTools(...).all with its description and JSON Schema as they are', async () => {
@@ -97,13 +44,17 @@ describe.each(modeRows())('heph-jobs mcp (%s)', (mode, skip) => {
       ]);
       const read = await client.callTool({ name: 'job_status', arguments: { id: 0 } });
       expect(read.isError).toBeFalsy();
-      expect(textOf(read)).toMatch(/^job 0 running .*\n> hello\n/);
+      // The server's tools read with reads: 'new': what background showed is not shown again, and
+      // lines: N shows the last N.
+      expect(textOf(read)).toMatch(/^job 0 running .*\n\(nothing new: all 1 line of its output was shown before\)\n/);
+      const again = await client.callTool({ name: 'job_status', arguments: { id: 0, lines: 1 } });
+      expect(textOf(again)).toMatch(/^job 0 running .*\n> hello\n/);
       expect(oracle.closed).toBe(false); // negative control: the job holds the FIFO
       const killed = await client.callTool({ name: 'job_kill', arguments: { id: 0 } });
       expect(killed.isError).toBeFalsy();
       expect(textOf(killed).split('\n')).toEqual([
         expect.stringMatching(/^job 0 killed SIGTERM \d+:\d\d exec 9>.*echo hello; exec sleep 60$/),
-        '> hello',
+        '(nothing new: all 1 line of its output was shown before)',
         'job 0 has ended; its output stays readable with job_status {"id": 0}.',
       ]);
       await oracle.waitEof();

@@ -142,6 +142,16 @@ describe('native boundary guards', () => {
       // A bad cwd makes the spawn fail harmlessly should the guard be missing.
       { argument: 'options.token', call: (v) => native.spawn(options({ cwd: '/nonexistent-heph', token: v as number })), outOfRange: [0, -1, 2 ** 53] },
     ];
+    // ctty may be left out (undefined: no terminal); anything else must be an fd or -1.
+    for (const value of [...NOT_INTEGERS.filter((v) => v !== undefined), -2, ...tooBigForInt]) {
+      expectGuard(() => native.spawn(options({ cwd: '/nonexistent-heph', ctty: value as number })), 'options.ctty');
+    }
+    // A window size is 1 to 65535 cells each way (struct winsize holds unsigned shorts).
+    for (const value of [...NOT_INTEGERS, 0, 65536]) {
+      expectGuard(() => native.openPty(value as number, 40, true), 'columns');
+      expectGuard(() => native.openPty(120, value as number, true), 'rows');
+    }
+    for (const value of ['yes', 1, undefined, null]) expectGuard(() => native.openPty(120, 40, value as boolean), 'echo');
     try {
       for (const { argument, call, outOfRange } of cases) {
         for (const value of [...NOT_INTEGERS, ...outOfRange]) expectGuard(() => call(value), argument);

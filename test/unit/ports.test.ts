@@ -4,7 +4,7 @@
  * hand-encoded lines for addresses no capture had.
  */
 import { describe, expect, it } from 'vitest';
-import { decodeSocketAddress, parseProcNetTcp, uniquePorts } from '../../supervisor/platform/ports.js';
+import { decodeSocketAddress, parseProcNetTcp, PORT_CHECK_FD_BUDGET, PortProbe, uniquePorts } from '../../supervisor/platform/ports.js';
 import { formatPorts } from '../../src/reports/stats-format.js';
 
 const TCP = `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode                                                     
@@ -97,5 +97,35 @@ describe('port lists', () => {
 
   it('caps a long list', () => {
     expect(formatPorts([1, 2, 3, 4, 5], 3)).toBe(':1, :2, :3, +2 more');
+  });
+});
+
+describe('PortProbe (a wait with until_port)', () => {
+  it('looks at most PORT_CHECK_FD_BUDGET descriptors per check and resumes where it stopped', async () => {
+    const { default: fs } = await import('node:fs');
+    const { default: net } = await import('node:net');
+    // Enough descriptors before the listening socket that one check cannot reach it.
+    const fds = Array.from({ length: 2 * PORT_CHECK_FD_BUDGET + 10 }, () => fs.openSync('/dev/null', 'r'));
+    const server = net.createServer();
+    try {
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const { port } = server.address() as net.AddressInfo;
+      // Where the listening socket comes in the fd list the probe walks (names, as readdir gives them).
+      const socketFd = (server as unknown as { _handle: { fd: number } })._handle.fd;
+      const position = fs.readdirSync('/proc/self/fd').indexOf(String(socketFd));
+      expect(position).toBeGreaterThanOrEqual(PORT_CHECK_FD_BUDGET);
+      const probe = new PortProbe(port);
+      const checks: boolean[] = [];
+      for (let i = 0; i < 10 && !checks.includes(true); i++) checks.push(probe.check(process.pid, () => [process.pid]));
+      // Bounded: each check stops at its budget and the next resumes there, so the socket is found
+      // by exactly the check whose slice of the list holds it.
+      expect(checks).toEqual([...Array<boolean>(Math.floor(position / PORT_CHECK_FD_BUDGET)).fill(false), true]);
+      // Negative control: a port nothing of ours listens on is never found.
+      const other = new PortProbe(port === 65_535 ? 1 : port + 1);
+      expect([1, 2, 3, 4].map(() => other.check(process.pid, () => [process.pid]))).toEqual([false, false, false, false]);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const fd of fds) fs.closeSync(fd);
+    }
   });
 });

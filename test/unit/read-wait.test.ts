@@ -37,6 +37,7 @@ function backlog(lines: string[]): WaitableJob {
       return { lines, head: [], earlier: since + 1, dropped: 0, next: lines.at(-1)?.seq ?? since, totalLines: all.length, truncatedLines: 0, limitedByBytes: false };
     },
     onChange: () => () => undefined,
+    portCheck: () => () => false,
   };
 }
 

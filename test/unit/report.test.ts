@@ -367,3 +367,54 @@ describe('the shell dialect: the same report, its hints written as the heph-jobs
     expect(reports[1]).toMatchObject({ since: 1799, waited: null });
   });
 });
+
+describe('reads that do not repeat, and filtered reads (issue 13, items 2 and 3)', () => {
+  const tool = (report: ReturnType<typeof buildReport>) => report.text.split('\n');
+  const shell = (report: ReturnType<typeof buildReport>) => reportText(report, 'shell').split('\n');
+
+  it('a cursor read always ends its output with the call that reads on, in both dialects', () => {
+    const read = buildReport(record(), { ...numbered(100, 10, 0), earlier: 90 }, { maxJobs: 8, since: 89 });
+    expect(tool(read).at(-2)).toBe('(job_status {"id": 0, "since": 99} reads on)');
+    expect(shell(read).at(-2)).toBe('(status 0 --since 99 reads on)');
+    const none = buildReport(record(), snapshot([], { totalLines: 10, earlier: 10, next: 9 }), { maxJobs: 8, since: 9 });
+    expect(tool(none).slice(1, 3)).toEqual(['(no new output since the last read)', '(job_status {"id": 0, "since": 9} reads on)']);
+    // Negative control: a tail read names no cursor.
+    expect(buildReport(record(), numbered(100, 10, 0), CONTEXT).text).not.toContain('reads on');
+  });
+
+  it('a filtered read: what matched, the lines with their numbers, the call that shows all', () => {
+    const lines = [err('src/a.ts(3,1): error TS2304', 149), out('warn: slow', 270)];
+    const filtered = { ...snapshot(lines, { totalLines: 300, next: 299 }), matched: 7 };
+    const report = buildReport(record(), filtered, { maxJobs: 8, filter: "error|warn'" });
+    expect(report.filter).toBe("error|warn'");
+    expect(tool(report).slice(1, 4)).toEqual([
+      `(7 lines match /error|warn'/, numbered as since counts; the newest 2 shown; job_status {"id": 0, "filter": "error|warn'", "lines": 7} shows all)`,
+      '! 149: src/a.ts(3,1): error TS2304',
+      '> 270: warn: slow',
+    ]);
+    expect(shell(report)[1]).toMatch(/; status 0 --filter 'error\|warn'\\''' --lines 7 shows all\)$/);
+    const nothing = buildReport(record(), { ...snapshot([], { totalLines: 5000 }), matched: 0, dropped: 2980 }, { maxJobs: 8, filter: 'x' });
+    expect(tool(nothing)[1]).toBe('(no kept line matches /x/; 2980 earlier lines are no longer kept and were not searched)');
+    const page = buildReport(record(), { ...snapshot(lines, { totalLines: 300, next: 270 }), matched: 7 }, { maxJobs: 8, since: 100, filter: 'e' });
+    expect(tool(page)[1]).toBe('(7 lines match /e/, numbered as since counts; the first 2 shown)');
+    expect(tool(page).at(-2)).toBe('(job_status {"id": 0, "since": 270, "filter": "e"} reads on)');
+  });
+
+  it('a read of new lines only: nothing new, or what it skipped (and what of that is gone)', () => {
+    const newOnly = (output: OutputSnapshot, after: number) => {
+      const report = { ...buildReport(record(), output, CONTEXT), unseenAfter: after };
+      return reportText(report).split('\n').slice(1, -1);
+    };
+    expect(newOnly(snapshot([], { totalLines: 30, earlier: 30, next: 29 }), 29)).toEqual(['(nothing new: all 30 lines of its output were shown before)']);
+    expect(newOnly(numbered(100, 50, 0), 29)[0]).toBe('(20 unseen lines skipped; job_status {"id": 0, "since": 29} reads them)');
+    expect(newOnly(numbered(5000, 50, 3000), 2949)[0]).toBe(
+      '(2000 unseen lines skipped, the first 50 gone since only the newest lines are kept; job_status {"id": 0, "since": 2949} reads the rest)',
+    );
+    expect(newOnly(numbered(5000, 50, 3000), 9)[0]).toBe(
+      '(4940 unseen lines skipped, the first 2990 gone since only the newest lines are kept; job_status {"id": 0, "since": 9} reads the rest)',
+    );
+    expect(newOnly(numbered(5000, 50, 4950), 9)[0]).toBe('(4940 unseen lines skipped: they are gone, since only the newest lines are kept)');
+    // Nothing skipped: just the lines.
+    expect(newOnly(numbered(100, 50, 0), 49)).toEqual(Array.from({ length: 50 }, (_, k) => `> line ${50 + k}`));
+  });
+});
