@@ -68,8 +68,11 @@ export async function runScenarios(distDir) {
   const runtime = await JobRuntime.start({ cwd });
   const tools = createTools(runtime, { approve: async () => 'once' });
   const scenarios = [];
-  const play = async (calls, call, input) => {
-    const answer = await tools[call].run(input);
+  // The MCP server's reads (only what no earlier answer showed); a build without the option
+  // ignores it and reads as the default does.
+  const newReads = createTools(runtime, { approve: async () => 'once', reads: 'new' });
+  const play = async (calls, call, input, by = tools) => {
+    const answer = await by[call].run(input);
     calls.push({ call, input, answer });
     return answer;
   };
@@ -96,6 +99,11 @@ export async function runScenarios(distDir) {
       const again = [];
       await play(again, 'job_status', { id });
       scenarios.push({ name: 'a status with nothing new (the same build read again)', calls: again, raw: '' });
+
+      const seen = [];
+      await play(seen, 'job_status', { id }, newReads);
+      await play(seen, 'job_status', { id }, newReads);
+      scenarios.push({ name: "the same with reads: 'new' (the MCP server's mode): read once, then again", calls: seen, raw: '' });
     }
     return { definitions, scenarios };
   } finally {
