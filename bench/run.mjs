@@ -22,8 +22,10 @@ import * as memory from './figures/memory.mjs';
 import * as memorySequence from './figures/memory-sequence.mjs';
 import * as locks from './figures/locks.mjs';
 import * as streamOrder from './figures/stream-order.mjs';
+import * as waitLatency from './figures/wait-latency.mjs';
+import * as tokenFigure from './figures/tokens.mjs';
 
-const FIGURES = [spawnLatency, spawnThroughput, outputIngest, treeKill, crashCleanup, statusRoundTrip, supervisorStart, memory, memorySequence, locks, streamOrder];
+const FIGURES = [spawnLatency, spawnThroughput, outputIngest, treeKill, crashCleanup, statusRoundTrip, supervisorStart, memory, memorySequence, locks, streamOrder, waitLatency, tokenFigure];
 
 const USAGE = `usage: npm run bench -- [--quick] [--only ${FIGURES.map((f) => f.id).join(',')}] [--json FILE] [--cpu-prof DIR]
   --quick         short runs (CI smoke, under 2 minutes)

@@ -2,6 +2,7 @@
 export { JobRuntime } from './runtime/job-runtime.js';
 export type { BackgroundInput, StatusOptions, KillOptions, Capabilities, JobEvent } from './runtime/job-runtime.js';
 export type { JobRuntimeOptions } from './runtime/options.js';
+export type { SupervisorStart } from './runtime/options.js';
 export { buildListReport, formatElapsed } from './reports/report.js';
 export type { JobReport, JobListReport, ReportState } from './reports/report.js';
 export { createTools } from './tools/index.js';

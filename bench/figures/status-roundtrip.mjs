@@ -4,12 +4,9 @@
  * of channel (an inherited socket, the same codec) to an echo process that answers with a value
  * the same size as the supervisor's reply.
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import path from 'node:path';
 import { JobRuntime } from '../../dist/src/index.js';
-import { encodeFrame, FrameReader } from '../../dist/src/protocol/codec.js';
-import { BENCH_DIR } from '../lib/context.mjs';
+import { encodeFrame } from '../../dist/src/protocol/codec.js';
+import { Echo } from '../lib/echo.mjs';
 import { interleave } from '../lib/loop.mjs';
 import { goal, group, ratioOf, row } from '../lib/report.mjs';
 import { now } from '../lib/stats.mjs';
@@ -19,34 +16,6 @@ export const title = 'status round trip: runtime.status of a job with 2000 lines
 
 const LINES = 2000;
 const COMMAND = `seq -f 'line %g of a job that prints about sixty bytes per line of output' 1 ${LINES}; exec sleep 1000`;
-
-/** The echo process, spawned as the supervisor is (channel on fd 3, same env switch for msgpackr). */
-class Echo {
-  constructor() {
-    this.child = spawn(process.execPath, [path.join(BENCH_DIR, 'helpers', 'echo-server.mjs')], {
-      stdio: ['ignore', 'ignore', 'inherit', 'pipe'],
-      env: { ...process.env, MSGPACKR_NATIVE_ACCELERATION_DISABLED: 'true' },
-    });
-    this.socket = this.child.stdio[3];
-    this.reader = new FrameReader();
-    this.waiting = null;
-    this.nextId = 1;
-    this.socket.on('data', (chunk) => this.reader.push(chunk, (frame) => this.waiting?.(frame.value)));
-  }
-
-  request(body) {
-    return new Promise((resolve) => {
-      this.waiting = resolve;
-      this.socket.write(encodeFrame({ ...body, id: this.nextId++ }));
-    });
-  }
-
-  async close() {
-    const exited = once(this.child, 'exit');
-    this.socket.end();
-    await exited;
-  }
-}
 
 export async function run(ctx) {
   const runtime = await JobRuntime.start({ settleMs: 0 });

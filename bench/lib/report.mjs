@@ -2,8 +2,8 @@
  * The shape every figure returns, built here so that ratios and goals are computed one way.
  *
  * A figure has groups; a group has one row that is ours and the alternatives measured beside it
- * in the same run. `compare` says how the ratio reads: `time` is ours ÷ theirs of the median
- * (below 1 is faster), `rate` is our rate ÷ theirs (above 1 is faster; rates come from the median
+ * in the same run. `compare` says how the ratio reads: `time` (or `size`) is ours ÷ theirs of the
+ * median (below 1 is faster, or smaller), `rate` is our rate ÷ theirs (above 1 is faster; rates come from the median
  * duration and the work one sample does).
  */
 import { summarize } from './stats.mjs';
@@ -38,7 +38,7 @@ export function group(name, rows, compare = 'time') {
   const ours = rows.find((entry) => entry.ours);
   for (const entry of rows) {
     if (entry === ours || !ours || entry.n === 0 || ours.n === 0) continue;
-    entry.ratio = compare === 'time' ? ours.median / entry.median : entry.median / ours.median;
+    entry.ratio = compare === 'rate' ? entry.median / ours.median : ours.median / entry.median;
     entry.ratioKind = compare;
   }
   return { name, compare, rows };

@@ -44,6 +44,8 @@ async function main(argv: readonly string[]): Promise<number> {
   }
 
   const runtime = await JobRuntime.start({
+    // A person or a model acts seconds after the session opens: the supervisor is ready by then.
+    startSupervisor: 'eager',
     ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     ...(options.maxJobs === undefined ? {} : { maxJobs: options.maxJobs }),
     ...(options.containment === undefined ? {} : { containment: options.containment }),

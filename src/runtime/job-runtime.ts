@@ -85,9 +85,17 @@ export class JobRuntime {
     });
   }
 
-  /** Validates the options. The supervisor itself starts with the first call that needs it. */
+  /**
+   * Validates the options. The supervisor starts with the first call that needs it, or (option
+   * `startSupervisor: 'eager'`) now, in the background: a model's first call then does not wait
+   * for a Node process to boot.
+   */
   static async start(options: JobRuntimeOptions = {}): Promise<JobRuntime> {
-    return new JobRuntime(normalizeOptions(options));
+    const runtime = new JobRuntime(normalizeOptions(options));
+    // A failed start is not lost: the first call that needs the supervisor starts it again and
+    // reports why it failed.
+    if (runtime.options.startSupervisor === 'eager') runtime.keeper.ensure().catch(() => undefined);
+    return runtime;
   }
 
   get settings(): Readonly<NormalizedOptions> {

@@ -101,7 +101,14 @@ export interface JobRuntimeOptions {
   lineBytes?: number;
   /** Bytes kept per job's ring. Default: 4 MiB. */
   outputBytes?: number;
+  /** `lazy` (default): the first call that needs the supervisor starts it, so a runtime that is
+   * only asked for definitions, or whose calls are all refused, starts no process. `eager`: `start()`
+   * begins starting it (without waiting), so the first call finds it ready; a start that fails is
+   * tried again, and reported, by the first call that needs it. */
+  startSupervisor?: SupervisorStart;
 }
+
+export type SupervisorStart = 'eager' | 'lazy';
 
 export interface NormalizedOptions {
   cwd: string;
@@ -118,11 +125,13 @@ export interface NormalizedOptions {
   lockDir: string;
   lineBytes: number;
   outputBytes: number;
+  startSupervisor: SupervisorStart;
   /** The largest `maxBytes` a status may ask for (derived: see maxReadBytes). */
   maxReadBytes: number;
 }
 
 const CONTAINMENT_CHOICES: readonly ContainmentChoice[] = ['auto', 'cgroup', 'process-group'];
+const SUPERVISOR_STARTS: readonly SupervisorStart[] = ['eager', 'lazy'];
 
 /** `fallback` when the option is left out, else `value` checked (TypeError if not a number, RangeError if fractional or out of range). */
 export function integerOption(name: string, value: unknown, fallback: number, min: number, max: number): number {
@@ -145,6 +154,10 @@ export function normalizeOptions(options: JobRuntimeOptions = {}): NormalizedOpt
   if (!CONTAINMENT_CHOICES.includes(containment)) {
     throw new RangeError(`option containment must be one of ${CONTAINMENT_CHOICES.join(', ')}; received ${describeValue(containment)}`);
   }
+  const startSupervisor = options.startSupervisor ?? 'lazy';
+  if (!SUPERVISOR_STARTS.includes(startSupervisor)) {
+    throw new RangeError(`option startSupervisor must be one of ${SUPERVISOR_STARTS.join(', ')}; received ${describeValue(startSupervisor)}`);
+  }
   const outputLines = integerOption('outputLines', options.outputLines, OUTPUT_MAX_LINES, 1, MAX_OUTPUT_LINES);
   const lineBytes = integerOption('lineBytes', options.lineBytes, OUTPUT_MAX_LINE_BYTES, 16, MAX_LINE_BYTES);
   return {
@@ -162,6 +175,7 @@ export function normalizeOptions(options: JobRuntimeOptions = {}): NormalizedOpt
     lockDir: stringOption('lockDir', options.lockDir, defaultLockDir()),
     lineBytes,
     outputBytes: integerOption('outputBytes', options.outputBytes, OUTPUT_MAX_BYTES, 1024, 1024 * 1024 * 1024),
+    startSupervisor,
     maxReadBytes: maxReadBytes(outputLines, lineBytes),
   };
 }

@@ -86,16 +86,16 @@ function ownedSubtree(dead: SupervisorIdentity, scope: CleanupScope): string | n
 }
 
 /**
- * The processes of `table` whose marker or descriptors we may judge: live, ours (uid), in our pid
- * namespace, and neither us nor one of our ancestors (a runtime that is itself a job of a dead
+ * The processes of `among` (default: all of `table`, the whole process table) whose marker or
+ * descriptors we may judge: live, ours (uid), in our pid namespace, and neither us nor one of our ancestors (a runtime that is itself a job of a dead
  * instance is its own business: a sweep it caused must not kill it).
  */
-export function judgeable(table: ProcEntry[]): ProcEntry[] {
+export function judgeable(table: ProcEntry[], among: ProcEntry[] = table): ProcEntry[] {
   const byPid = new Map(table.map((entry) => [entry.pid, entry]));
   const ancestors = new Set<number>();
   for (let pid: number | undefined = process.pid; pid !== undefined && pid > 0 && !ancestors.has(pid); pid = byPid.get(pid)?.ppid) ancestors.add(pid);
   const uid = process.getuid!();
-  return table.filter((entry) => !ancestors.has(entry.pid) && alive(entry) && processOwner(entry.pid) === uid && inOurPidNamespace(entry.pid));
+  return among.filter((entry) => !ancestors.has(entry.pid) && alive(entry) && processOwner(entry.pid) === uid && inOurPidNamespace(entry.pid));
 }
 
 /** The dead instance's processes now: marked with its name or holding its jobs' pipes, and their descendants. */

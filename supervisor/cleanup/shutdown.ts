@@ -32,7 +32,10 @@ async function killEverythingBelowUs(): Promise<void> {
 /** Stops everything and exits; `close` closes the channel last. Later calls join the first. */
 export function shutdown(state: SupervisorState, close: () => void): Promise<void> {
   state.shuttingDown ??= (async () => {
-    await Promise.all([...state.jobs.values()].map((job) => job.destroy()));
+    const jobs = [...state.jobs.values()];
+    // Every job's kill before any job's cleanup: the last process dies as soon as it can.
+    for (const job of jobs) job.killNow();
+    await Promise.all(jobs.map((job) => job.destroy()));
     await killEverythingBelowUs();
     state.setup?.strategy.dispose();
     state.setup?.locks.close();

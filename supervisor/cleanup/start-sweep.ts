@@ -7,14 +7,25 @@
  * names are never acted on: its pid still has that start time).
  */
 import fs from 'node:fs';
+import { setImmediate } from 'node:timers/promises';
 import { instanceName, type SupervisorIdentity } from '../../src/protocol/identity.js';
 import { bootId, instanceAlive } from '../identity.js';
 import { MARKER_KEY, parseMarker, subtreeInstance } from '../names.js';
 import { environEntries, listProcesses } from '../platform/procfs.js';
 import { cleanupLostSupervisor, judgeable, type CleanupScope } from './lost-cleanup.js';
 
-/** Instances with something left that we can see, which are dead (this boot: /proc and cgroupfs hold nothing older). */
-export function deadInstances(scope: CleanupScope): SupervisorIdentity[] {
+/** Work on the process table after which the sweep lets the event loop run (requests, output). */
+const SWEEP_SLICE_MS = 2;
+/** Processes judged between two looks at the clock. */
+const SWEEP_CHUNK = 16;
+
+/**
+ * Instances with something left that we can see, which are dead (this boot: /proc and cgroupfs
+ * hold nothing older). Reading every process's environment is the costly part (a few ms per
+ * hundred processes when warm, tens of ms in a fresh supervisor on a busy machine), and it runs
+ * while the runtime's first calls arrive: so it works in slices, with the event loop between.
+ */
+export async function deadInstances(scope: CleanupScope): Promise<SupervisorIdentity[]> {
   const boot = bootId();
   const dead = new Map<string, SupervisorIdentity>();
   const consider = (instance: { pid: number; start: string }) => {
@@ -34,20 +45,28 @@ export function deadInstances(scope: CleanupScope): SupervisorIdentity[] {
       if (instance !== null) consider(instance);
     }
   }
-  for (const entry of judgeable(listProcesses())) {
-    for (const marker of environEntries(entry.pid, MARKER_KEY)) {
-      const parsed = parseMarker(marker);
-      if (parsed !== null) consider(parsed.instance);
+  const table = listProcesses();
+  let slice = Date.now();
+  for (let at = 0; at < table.length; at += SWEEP_CHUNK) {
+    for (const entry of judgeable(table, table.slice(at, at + SWEEP_CHUNK))) {
+      for (const marker of environEntries(entry.pid, MARKER_KEY)) {
+        const parsed = parseMarker(marker);
+        if (parsed !== null) consider(parsed.instance);
+      }
+    }
+    if (Date.now() - slice >= SWEEP_SLICE_MS) {
+      await setImmediate();
+      slice = Date.now();
     }
   }
   return [...dead.values()];
 }
 
 /**
- * Stops what every dead instance left. The first round of kills happens before this returns its
- * promise (cleanupLostSupervisor signals before its first await); the promise settles once all is
- * gone and the subtrees are removed (or a deadline passed).
+ * Stops what every dead instance left. Each one's first round of kills is sent as soon as the
+ * search has found it dead (cleanupLostSupervisor signals before its first await); the promise
+ * settles once all is gone and the subtrees are removed (or a deadline passed).
  */
 export async function sweepDeadInstances(scope: CleanupScope): Promise<unknown> {
-  return Promise.all(deadInstances(scope).map((dead) => cleanupLostSupervisor(dead, scope)));
+  return Promise.all((await deadInstances(scope)).map((dead) => cleanupLostSupervisor(dead, scope)));
 }

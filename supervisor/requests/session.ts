@@ -41,10 +41,13 @@ export function sessionHandlers(context: RequestContext): Handlers<'hello' | 'pi
       // A dead supervisor's leases, kept in the vault: ours now, before anyone else can ask.
       const adopted = locks.adopt();
       state.start({ config, strategy, scope, locks });
-      // What dead instances left (a runtime killed together with its supervisor): the first
-      // round of kills is sent before we answer; the rest (reaps, cgroup removal) goes on after.
-      sweepDeadInstances(scope).catch((error: unknown) => {
-        process.stderr.write(`heph-jobs supervisor: the sweep of dead supervisors' leftovers failed: ${(error as Error).message}\n`);
+      // What dead instances left (a runtime killed together with its supervisor). The search reads
+      // every process's environment (tens of ms in a fresh process on a busy machine), so it starts
+      // just after this answer and works in slices: the runtime's first calls do not wait for it.
+      setImmediate(() => {
+        sweepDeadInstances(scope).catch((error: unknown) => {
+          process.stderr.write(`heph-jobs supervisor: the sweep of dead supervisors' leftovers failed: ${(error as Error).message}\n`);
+        });
       });
       return { pid: process.pid, instance: ownIdentity(), containment: strategy.info, subreaper: native.isChildSubreaper(), locks: lockDir.info, vault: { state: vault.state, adopted } };
     },
