@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { JobRuntime } from '../../src/index.js';
 import { supervisorPid } from '../../src/testing.js';
 import { waitUntil } from '../helpers/kernel.js';
+import { waitForOutput } from '../helpers/runtime.js';
 
 /** Live supervisors among this process's children (/proc/PID/task/TID/children, every thread). */
 function supervisorChildren(): number[] {
@@ -59,7 +60,9 @@ describe('supervisor start', () => {
     process.env.NODE_EXTRA_CA_CERTS = '/etc/ssl/certs/heph-jobs-test-bundle.crt';
     const runtime = await JobRuntime.start({ settleMs: 0 });
     try {
-      const job = await runtime.background({ command: 'printf "%s\\n" "$NODE_EXTRA_CA_CERTS"; exec sleep 60' });
+      // No `exec`: /proc/PID/environ reads empty while a process is in the middle of an execve.
+      const job = await runtime.background({ command: 'printf "%s\\n" "$NODE_EXTRA_CA_CERTS"; sleep 60' });
+      await waitForOutput(runtime, job.id, 'heph-jobs-test-bundle');
       const environ = fs.readFileSync(`/proc/${supervisorPid(runtime)}/environ`, 'utf8').split('\0');
       expect(environ.some((entry) => entry.startsWith('HEPH_JOBS_PARENT_PID='))).toBe(true);
       expect(environ.filter((entry) => entry.startsWith('NODE_EXTRA_CA_CERTS='))).toEqual([]);
