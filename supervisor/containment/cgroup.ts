@@ -52,14 +52,48 @@ export class CgroupStrategy implements ContainmentStrategy {
   readonly info: Containment;
 
   /** `root`: our subtree (`heph-jobs-<pid>-<start>`), already made. */
+  /** The newest job prepared, and the job whose cgroup was made ahead (see prepareNext). */
+  private newest = -1;
+  private ahead: number | null = null;
+
   constructor(private readonly root: string, reason: string) {
     this.info = { mode: 'cgroup', cgroupRoot: root, reason };
   }
 
   prepare(job: number): string {
+    this.newest = Math.max(this.newest, job);
     const dir = path.join(this.root, jobCgroupName(job));
+    if (this.ahead === job) {
+      this.ahead = null;
+      return dir;
+    }
     native.cgroupCreate(dir);
     return dir;
+  }
+
+  /**
+   * Makes the cgroup of the job after the newest prepared (job numbers only grow), so its spawn
+   * does not wait for the mkdir (tens of microseconds on cgroupfs). It is empty until that job is
+   * born into it; one made for a number no spawn came with is removed here, and the subtree's
+   * removal (dispose, or the start sweep after a crash) takes whatever is left.
+   */
+  prepareNext(): void {
+    const job = this.newest + 1;
+    if (this.ahead === job) return;
+    if (this.ahead !== null) {
+      try {
+        native.cgroupRemove(path.join(this.root, jobCgroupName(this.ahead)));
+      } catch {
+        // Gone already, or busy: the subtree's removal takes it.
+      }
+      this.ahead = null;
+    }
+    try {
+      native.cgroupCreate(path.join(this.root, jobCgroupName(job)));
+      this.ahead = job;
+    } catch {
+      // The spawn makes it then, and says why if it cannot.
+    }
   }
 
   members(job: JobIdentity): number[] {
