@@ -13,6 +13,7 @@ import { cgroupOf } from '../platform/procfs.js';
 import type { Containment } from '../../src/protocol/messages.js';
 import { sameProcess, signalIfStill, signalLeaderFirst } from './signal.js';
 import { markedStragglers } from './stragglers.js';
+import { CgroupsAhead, watchEvents } from './cgroup-ahead.js';
 import type { ContainmentStrategy, JobIdentity } from './strategy.js';
 
 const SIGKILL = os.signals.SIGKILL;
@@ -52,48 +53,22 @@ export class CgroupStrategy implements ContainmentStrategy {
   readonly info: Containment;
 
   /** `root`: our subtree (`heph-jobs-<pid>-<start>`), already made. */
-  /** The newest job prepared, and the job whose cgroup was made ahead (see prepareNext). */
-  private newest = -1;
-  private ahead: number | null = null;
+  /** The next job's cgroup and watch, made ahead (see cgroup-ahead.ts). */
+  private readonly ahead: CgroupsAhead;
 
   constructor(private readonly root: string, reason: string) {
     this.info = { mode: 'cgroup', cgroupRoot: root, reason };
+    this.ahead = new CgroupsAhead(root);
   }
 
   prepare(job: number): string {
-    this.newest = Math.max(this.newest, job);
     const dir = path.join(this.root, jobCgroupName(job));
-    if (this.ahead === job) {
-      this.ahead = null;
-      return dir;
-    }
-    native.cgroupCreate(dir);
+    if (!this.ahead.take(job, dir)) native.cgroupCreate(dir);
     return dir;
   }
 
-  /**
-   * Makes the cgroup of the job after the newest prepared (job numbers only grow), so its spawn
-   * does not wait for the mkdir (tens of microseconds on cgroupfs). It is empty until that job is
-   * born into it; one made for a number no spawn came with is removed here, and the subtree's
-   * removal (dispose, or the start sweep after a crash) takes whatever is left.
-   */
   prepareNext(): void {
-    const job = this.newest + 1;
-    if (this.ahead === job) return;
-    if (this.ahead !== null) {
-      try {
-        native.cgroupRemove(path.join(this.root, jobCgroupName(this.ahead)));
-      } catch {
-        // Gone already, or busy: the subtree's removal takes it.
-      }
-      this.ahead = null;
-    }
-    try {
-      native.cgroupCreate(path.join(this.root, jobCgroupName(job)));
-      this.ahead = job;
-    } catch {
-      // The spawn makes it then, and says why if it cannot.
-    }
+    this.ahead.makeNext();
   }
 
   members(job: JobIdentity): number[] {
@@ -131,9 +106,7 @@ export class CgroupStrategy implements ContainmentStrategy {
 
   watch(job: JobIdentity, onChange: () => void): () => void {
     if (!job.cgroup) return () => {};
-    // cgroup.events is modified (inotify IN_MODIFY) whenever "populated" flips.
-    const watcher = fs.watch(path.join(job.cgroup, 'cgroup.events'), { persistent: false }, onChange);
-    watcher.on('error', onChange);
+    const { watcher } = this.ahead.watchFor(job.cgroup, onChange) ?? watchEvents(job.cgroup, onChange);
     return () => watcher.close();
   }
 
@@ -142,6 +115,7 @@ export class CgroupStrategy implements ContainmentStrategy {
   }
 
   dispose(): void {
+    this.ahead.dispose();
     removeCgroupTree(this.root, native.cgroupRemove);
   }
 }
