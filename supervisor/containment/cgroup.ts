@@ -52,10 +52,10 @@ function mayBePopulated(dir: string): boolean {
 export class CgroupStrategy implements ContainmentStrategy {
   readonly info: Containment;
 
-  /** `root`: our subtree (`heph-jobs-<pid>-<start>`), already made. */
   /** The next job's cgroup and watch, made ahead (see cgroup-ahead.ts). */
   private readonly ahead: CgroupsAhead;
 
+  /** `root`: our subtree (`heph-jobs-<pid>-<start>`), already made. */
   constructor(private readonly root: string, reason: string) {
     this.info = { mode: 'cgroup', cgroupRoot: root, reason };
     this.ahead = new CgroupsAhead(root);
