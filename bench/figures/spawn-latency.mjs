@@ -77,7 +77,7 @@ export async function run(ctx) {
     if (!harness.cgroup) rows.push(skippedRow('addon mkdir cgroup + spawn into it', harness.hello.cgroupReason));
     const g = group('', rows, 'time');
     if (notRunning > 0) notes.push(`${notRunning} background calls did not report the job running`);
-    notes.push('runtime.background includes the spawn request, the settle check and the status read that builds the report');
+    notes.push('runtime.background includes its input checks, the spawn request and the report built from its reply (settle window off: no status read)');
     return {
       groups: [g],
       goals: [

@@ -67,7 +67,10 @@ export function checkedPattern(pattern: RegExp | string, field = 'until'): Patte
 export function envEntries(env: NodeJS.ProcessEnv): string[] {
   if (typeof env !== 'object' || env === null) throw new InvalidInputError(inputProblem.envNotAnObject(env));
   const entries: string[] = [];
-  for (const [key, value] of Object.entries(env)) {
+  // Keys, then one read per key: process.env answers Object.entries at about twice the cost
+  // (tens of microseconds on every background call that inherits it).
+  for (const key of Object.keys(env)) {
+    const value = env[key];
     if (value === undefined) continue;
     if (typeof value !== 'string') throw new InvalidInputError(inputProblem.envValueNotAString(key, value));
     if (key.length === 0 || key.includes('=') || key.includes('\0') || value.includes('\0')) {

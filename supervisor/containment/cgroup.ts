@@ -13,6 +13,7 @@ import { cgroupOf } from '../platform/procfs.js';
 import type { Containment } from '../../src/protocol/messages.js';
 import { sameProcess, signalIfStill, signalLeaderFirst } from './signal.js';
 import { markedStragglers } from './stragglers.js';
+import { CgroupsAhead, watchEvents } from './cgroup-ahead.js';
 import type { ContainmentStrategy, JobIdentity } from './strategy.js';
 
 const SIGKILL = os.signals.SIGKILL;
@@ -51,15 +52,23 @@ function mayBePopulated(dir: string): boolean {
 export class CgroupStrategy implements ContainmentStrategy {
   readonly info: Containment;
 
+  /** The next job's cgroup and watch, made ahead (see cgroup-ahead.ts). */
+  private readonly ahead: CgroupsAhead;
+
   /** `root`: our subtree (`heph-jobs-<pid>-<start>`), already made. */
   constructor(private readonly root: string, reason: string) {
     this.info = { mode: 'cgroup', cgroupRoot: root, reason };
+    this.ahead = new CgroupsAhead(root);
   }
 
   prepare(job: number): string {
     const dir = path.join(this.root, jobCgroupName(job));
-    native.cgroupCreate(dir);
+    if (!this.ahead.take(job, dir)) native.cgroupCreate(dir);
     return dir;
+  }
+
+  prepareNext(): void {
+    this.ahead.makeNext();
   }
 
   members(job: JobIdentity): number[] {
@@ -97,9 +106,7 @@ export class CgroupStrategy implements ContainmentStrategy {
 
   watch(job: JobIdentity, onChange: () => void): () => void {
     if (!job.cgroup) return () => {};
-    // cgroup.events is modified (inotify IN_MODIFY) whenever "populated" flips.
-    const watcher = fs.watch(path.join(job.cgroup, 'cgroup.events'), { persistent: false }, onChange);
-    watcher.on('error', onChange);
+    const { watcher } = this.ahead.watchFor(job.cgroup, onChange) ?? watchEvents(job.cgroup, onChange);
     return () => watcher.close();
   }
 
@@ -108,6 +115,7 @@ export class CgroupStrategy implements ContainmentStrategy {
   }
 
   dispose(): void {
+    this.ahead.dispose();
     removeCgroupTree(this.root, native.cgroupRemove);
   }
 }

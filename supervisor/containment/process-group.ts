@@ -25,6 +25,8 @@ export class ProcessGroupStrategy implements ContainmentStrategy {
     return null;
   }
 
+  prepareNext(): void {}
+
   /**
    * The leader's session and process group, everything descending from the leader, and every
    * process with the job's marker in its environment, plus their descendants. Zombies excluded.

@@ -27,6 +27,8 @@ export interface ContainmentStrategy {
   readonly info: Containment;
   /** Makes the job's cgroup (or nothing) before the spawn. */
   prepare(job: number): string | null;
+  /** Once a spawn is answered: makes ahead what prepare would make for the job expected next. */
+  prepareNext(): void;
   /** Live processes of the job (pids), leader included while it lives. */
   members(job: JobIdentity): number[];
   /** Sends `signal` to every live process of the job. */

@@ -218,7 +218,10 @@ export class SupervisedJob implements WaitableJob {
         details: nativeDetails(error),
       });
     }
-    setImmediate(() => job.wrapOutputs());
+    setImmediate(() => {
+      job.wrapOutputs();
+      strategy.prepareNext();
+    });
     return job;
   }
 
