@@ -165,7 +165,9 @@ afterEach(async () => {
   await Promise.all(started.splice(0).map((proc) => proc.kill()));
   for (const dir of cgroups.splice(0)) {
     // Everything in it was in a process group killed above; wait for the kernel to empty it.
-    await waitUntil(() => readPids(dir).length === 0, `${dir} empty`, 10_000, () => readPids(dir));
+    // cgroup.procs leaves out tasks that are still exiting, and rmdir fails (EBUSY) until they are
+    // gone: "populated 0" in cgroup.events is the kernel saying so.
+    await waitUntil(() => /^populated 0$/m.test(fs.readFileSync(path.join(dir, 'cgroup.events'), 'utf8')), `${dir} unpopulated`, 10_000, () => readPids(dir));
     fs.rmdirSync(dir);
   }
 });
