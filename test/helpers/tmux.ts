@@ -101,6 +101,18 @@ export class TmuxShell {
     tmux('send-keys', '-t', this.name, '-l', text);
   }
 
+  /**
+   * Text typed as it is, then a wait until heph-jobs has read it (its `rchar` in /proc/PID/io grew
+   * by that many bytes): keys typed next come in a read of their own, as a person's later keys do
+   * (send-keys returns before the shell has read anything, so two calls may land in one read).
+   */
+  async typeRead(text: string): Promise<void> {
+    const before = bytesRead(this.pid);
+    this.type(text);
+    const wanted = before + Buffer.byteLength(text);
+    await waitUntil(() => bytesRead(this.pid) >= wanted, `heph-jobs to read ${JSON.stringify(text)}`, 10_000, () => this.screen());
+  }
+
   /** A command line: typed, then Enter. */
   line(text: string): void {
     this.type(text);
@@ -153,4 +165,10 @@ export class TmuxShell {
     open.delete(this);
     if (this.ownState) fs.rmSync(this.stateDir, { recursive: true, force: true });
   }
+}
+
+/** Bytes a process has read with read(2) and the like, from /proc/PID/io. */
+function bytesRead(pid: number): number {
+  const io = fs.readFileSync(`/proc/${pid}/io`, 'utf8');
+  return Number(/^rchar: (\d+)$/m.exec(io)![1]);
 }

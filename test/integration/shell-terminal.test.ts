@@ -51,7 +51,7 @@ describe('the shell on a terminal', () => {
       shell.line(`background ${command}`);
       await shell.see(`Allow background(${command})? [y]es / [n]o / [a]lways:`);
       // Keys that come together (pasted, or typed ahead) never answer, though each would alone.
-      shell.type('nay');
+      await shell.typeRead('nay');
       shell.type('x'); // not an answer: said, and asked again
       const reasked = await shell.see(/Press y \(yes, this once\), n \(no\) or a \(always.*\n.*Allow background.*\[a\]lways:$/);
       expect(reasked.match(/Press y/g)).toHaveLength(1); // the x alone: the burst said nothing
