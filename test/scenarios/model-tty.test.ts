@@ -66,6 +66,8 @@ describe.each(modeRows())('tty: true, through the tools (%s)', (mode, skip) => {
 
     const onTerminal = await tools.background.call({ command: `python3 ${script} ${dir}/tty`, tty: true });
     await waitForFile(path.join(dir, 'tty'));
+    // The line is in the terminal by now, but the supervisor reads the master on its next turn.
+    await waitForOutput(runtime, onTerminal.job!.id, 'serving on port 8000');
     const ttyStatus = await tools.job_status.run({ id: onTerminal.job!.id });
     expect(ttyStatus.split('\n')).toContain('> serving on port 8000');
   });
