@@ -2,12 +2,22 @@
  * Test hooks: not part of the package's API (package.json does not export this module). Tests and
  * the benchmarks use them to see and break what a user never should.
  */
+import { instanceName } from './protocol/identity.js';
 import { internalsOf } from './runtime/internals.js';
 import type { JobRuntime } from './runtime/job-runtime.js';
 
 /** The pid of the runtime's running supervisor, or null when none runs. */
 export function supervisorPid(runtime: JobRuntime): number | null {
   return internalsOf(runtime).supervisorPid();
+}
+
+/**
+ * The running supervisor's instance (`<pid>-<start>`), or null when none runs. A pid alone is no
+ * identity: a new supervisor can get the pid of one that died.
+ */
+export function supervisorInstance(runtime: JobRuntime): string | null {
+  const hello = internalsOf(runtime).supervisorHello();
+  return hello ? instanceName(hello.instance) : null;
 }
 
 /** What the running supervisor said about itself when it started. */

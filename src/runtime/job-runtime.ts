@@ -62,7 +62,7 @@ export class JobRuntime {
     });
     this.jobs = new JobRegistry(options.keepFinished, (record) => {
       const supervisor = this.keeper.current;
-      if (supervisor && record.supervisorPid === supervisor.pid) supervisor.request('forget', { job: record.id }).catch(() => undefined);
+      if (supervisor && record.supervisor === supervisor) supervisor.request('forget', { job: record.id }).catch(() => undefined);
     });
     this.reads = new OutputReads({
       supervisorOf: (record) => this.supervisorOf(record),
@@ -184,7 +184,7 @@ export class JobRuntime {
         this.changes.notify();
       }
       const supervisor = await this.keeper.ensure();
-      record.supervisorPid = supervisor.pid;
+      record.supervisor = supervisor;
       record.containment = supervisor.hello?.containment.mode ?? null;
       const reply = await supervisor.request('spawn', {
         params: {
@@ -361,7 +361,7 @@ export class JobRuntime {
   /** The supervisor that runs the job, while it is the live one (not after it died). */
   private supervisorOf(record: JobRecord): SupervisorClient | null {
     const supervisor = this.keeper.current;
-    return supervisor && !supervisor.isLost && supervisor.pid === record.supervisorPid ? supervisor : null;
+    return supervisor && !supervisor.isLost && supervisor === record.supervisor ? supervisor : null;
   }
 
   private armTimeout(record: JobRecord): void {
@@ -447,7 +447,7 @@ export class JobRuntime {
    */
   private onLost(dead: SupervisorClient, error: SupervisorLostError): void {
     const now = Date.now();
-    const orphaned = this.jobs.all().filter((record) => record.supervisorPid === dead.pid && !record.cleanedUp && record.state !== 'waiting');
+    const orphaned = this.jobs.all().filter((record) => record.supervisor === dead && !record.cleanedUp && record.state !== 'waiting');
     for (const record of orphaned) this.states.lost(record, error, now);
     // A leader already reaped gives its pid (and so its process group id) back: only the groups of
     // leaders still running are ours to signal.

@@ -21,7 +21,7 @@ import { EofOracle, isReaped, isRunning, see, waitForFile, waitUntil, type SeenP
 import { bareConfig, startBareSupervisor, summary, within } from '../helpers/hardening.js';
 import { modeRows } from '../helpers/modes.js';
 import { FIXTURES, startRuntime, tempDir, waitForOutput } from '../helpers/runtime.js';
-import { waitFor } from '../../src/testing.js';
+import { killSupervisor, settledLostCleanups, supervisorInstance, supervisorPid, waitFor } from '../../src/testing.js';
 
 const NS_LAST_PID = '/proc/sys/kernel/ns_last_pid';
 const ROUNDS = 4;
@@ -263,5 +263,58 @@ describe.each(modeRows())('a supervisor with a dead supervisor\'s pid (%s)', (mo
       await Promise.all(started.map(stopBare));
       oracle.dispose();
     }
+  });
+});
+
+/**
+ * The runtime's side of the same reuse: after its supervisor died, a later one of its supervisors
+ * gets that pid (forced as above). A fresh-clone CI run met this by chance: its test took "the pid
+ * changed" for "a new supervisor runs", and failed. The runtime names a supervisor by its instance
+ * (pid and start time), and a job belongs to the supervisor object that spawned it, not to a pid.
+ */
+describe.each(modeRows())('a runtime whose new supervisor gets a dead one\'s pid (%s)', (mode, skip) => {
+  /** Kills the runtime's supervisor and waits until `running` (one of its jobs) is lost and every cleanup has settled. */
+  async function crash(runtime: JobRuntime, running: number): Promise<void> {
+    killSupervisor(runtime, 'SIGKILL');
+    await waitFor(runtime, () => runtime.list().find((entry) => entry.id === running)?.state === 'lost', 10_000);
+    await settledLostCleanups(runtime);
+  }
+
+  it.skipIf(skip || unforceable !== null)('is told apart from the dead one, which keeps its own jobs', async () => {
+    const runtime = await startRuntime(mode);
+    const tools = createTools(runtime, { approve: async () => 'once' });
+    // The dead one: a job that ran to the end there, and one still running when it died.
+    const finished = await runtime.background({ command: 'echo finished' });
+    await waitFor(runtime, () => runtime.list().find((entry) => entry.id === finished.id)?.cleanedUp === true, 10_000);
+    const lost = await runtime.background({ command: 'exec sleep 1000' });
+    const dead = see(supervisorPid(runtime)!);
+    const deadInstance = supervisorInstance(runtime);
+    await crash(runtime, lost.id);
+    // The supervisor the cleanup started is killed in turn (its own running job tells when), with
+    // the next pid set to the dead one's: the supervisor started after it should get that pid.
+    let namesake: string | null = null;
+    for (let attempt = 0; attempt < 40 && namesake === null; attempt++) {
+      const victim = await runtime.background({ command: 'exec sleep 1000' });
+      await waitUntil(() => isReaped(dead), 'the dead supervisor reaped', 10_000);
+      fs.writeFileSync(NS_LAST_PID, String(dead.pid - 1));
+      await crash(runtime, victim.id);
+      if (supervisorPid(runtime) === dead.pid) namesake = supervisorInstance(runtime);
+    }
+    expect(namesake, `pid ${dead.pid} was taken by someone else 40 times: the reuse could not be forced`).not.toBeNull();
+    // The pid alone cannot tell them apart (the control); the instance does.
+    expect(supervisorPid(runtime)).toBe(dead.pid);
+    expect(namesake).not.toBe(deadInstance);
+    // The dead one's jobs stay its own: ended, their output gone with it, nothing sent to the namesake.
+    expect((await tools.job_status.run({ id: lost.id })).split('\n')[1]).toMatch(/^job \d+ is lost: its supervisor died/);
+    expect(await tools.job_kill.run({ id: lost.id })).toContain(`job ${lost.id} had already ended`);
+    // And the namesake runs what comes next, and loses only its own jobs when it dies.
+    const next = await runtime.background({ command: 'echo again; exec sleep 1000' });
+    await waitForOutput(runtime, next.id, 'again');
+    const reasonBefore = runtime.list().find((entry) => entry.id === lost.id)?.reason;
+    expect(reasonBefore).toMatch(/supervisor/);
+    await crash(runtime, next.id);
+    expect(runtime.list().find((entry) => entry.id === lost.id)?.reason).toBe(reasonBefore);
+    expect(runtime.list().find((entry) => entry.id === finished.id)?.state).toBe('exited');
+    summary(6, 1, 0, `${mode}: the runtime's supervisor got pid ${dead.pid} of a dead one`);
   });
 });
