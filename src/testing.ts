@@ -2,7 +2,6 @@
  * Test hooks: not part of the package's API (package.json does not export this module). Tests and
  * the benchmarks use them to see and break what a user never should.
  */
-import { instanceName } from './protocol/identity.js';
 import { internalsOf } from './runtime/internals.js';
 import type { JobRuntime } from './runtime/job-runtime.js';
 
@@ -16,8 +15,7 @@ export function supervisorPid(runtime: JobRuntime): number | null {
  * identity: a new supervisor can get the pid of one that died.
  */
 export function supervisorInstance(runtime: JobRuntime): string | null {
-  const hello = internalsOf(runtime).supervisorHello();
-  return hello ? instanceName(hello.instance) : null;
+  return internalsOf(runtime).supervisorInstance();
 }
 
 /** What the running supervisor said about itself when it started. */

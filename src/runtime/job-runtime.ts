@@ -5,6 +5,7 @@
  * and reports. Input is validated here, where it enters; what flows inward is already checked.
  */
 import { HephError, InvalidInputError, RuntimeClosedError, SupervisorLostError } from '../protocol/errors.js';
+import { instanceName } from '../protocol/identity.js';
 import { SIGNAL_NAMES, type ContainmentMode, type LostJob, type SignalName, type SupervisorConfig, type SupervisorEvent } from '../protocol/messages.js';
 import type { OutputRead } from '../protocol/output.js';
 import { LockTable, normalizeResources, type LockOwner, type NormalizedResource } from '../locks/index.js';
@@ -74,6 +75,7 @@ export class JobRuntime {
     this.locks = new LockTable({ backend: this.lockBackend });
     registerInternals(this, {
       supervisorPid: () => this.keeper.current?.pid ?? null,
+      supervisorInstance: () => (this.keeper.hello ? instanceName(this.keeper.hello.instance) : null),
       supervisorHello: () => this.keeper.hello,
       killSupervisor: (signal) => this.keeper.current?.kill(signal),
       disableLockVault: () => {
