@@ -81,8 +81,9 @@ export class JobEnvironments {
     const { base, set, unset } = call;
     let sent: Promise<null> | null = null;
     if (this.held.get(supervisor) !== base.version) {
-      this.held.set(supervisor, base.version);
+      // Marked held once the request is on its way (a base too large for a frame throws here).
       sent = supervisor.request('environment', { version: base.version, entries: base.entries });
+      this.held.set(supervisor, base.version);
       sent.catch(() => {
         if (this.held.get(supervisor) === base.version) this.held.delete(supervisor);
       });

@@ -95,6 +95,17 @@ describe.each(modeRows())('the environment a job gets (%s)', (mode, skip) => {
     expect(await jobEnvironment(runtime, { ...rest, HOME: undefined })).toEqual(expected(rest));
   });
 
+  it.skipIf(skip)('too large for a frame fails that call only; the next one runs with process.env', async () => {
+    const runtime = await startRuntime(mode, { settleMs: 0 });
+    await jobEnvironment(runtime);
+    // 20 variables of 1 MiB: over the 16 MiB frame limit, and far enough from the base to replace it.
+    const huge = Object.fromEntries(Array.from({ length: 20 }, (_, index) => [`HEPH_TEST_HUGE_${index}`, 'x'.repeat(1 << 20)]));
+    const failed = await runtime.background({ command: 'true', env: { ...process.env, ...huge } });
+    expect(failed.state).toBe('failed');
+    expect(failed.reason).toContain('exceeds the limit');
+    expect(await jobEnvironment(runtime)).toEqual(expected(process.env));
+  });
+
   it.skipIf(skip)('reaches a new supervisor (one that holds no base yet) whole', async () => {
     const runtime = await startRuntime(mode, { settleMs: 0 });
     process.env[NAME] = 'before';
