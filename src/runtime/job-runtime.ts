@@ -119,7 +119,9 @@ export class JobRuntime {
     const command = validateCommand(input?.command);
     this.assertBelowCap();
     const cwd = input.cwd ?? this.options.cwd;
-    const env = this.environments.capture(input.env ?? this.options.env, input.env === undefined);
+    // The runtime's own environment (process.env by default, as the tools pass it too) is the base.
+    const callEnv = input.env ?? this.options.env;
+    const env = this.environments.capture(callEnv, callEnv === this.options.env);
     const wants = normalizeResources(input.locks ?? []);
     const lockTimeoutMs = input.lockTimeoutMs === undefined ? undefined : integerOption('lockTimeoutMs', input.lockTimeoutMs, 0, 0, 2 ** 31 - 1);
     const answerWithinMs = input.answerWithinMs === undefined ? undefined : integerOption('answerWithinMs', input.answerWithinMs, 0, 0, MAX_WAIT_MS);

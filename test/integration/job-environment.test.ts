@@ -60,6 +60,8 @@ describe.each(modeRows())('the environment a job gets (%s)', (mode, skip) => {
     expect(await jobEnvironment(runtime)).toContain(`${NAME}=one`);
     expect(await jobEnvironment(runtime)).toEqual(expected(process.env));
     process.env[NAME] = 'two';
+    // process.env passed as the call's own (as the tools pass it) is the same live object.
+    expect(await jobEnvironment(runtime, process.env)).toContain(`${NAME}=two`);
     const changed = await jobEnvironment(runtime);
     expect(changed).toContain(`${NAME}=two`);
     expect(changed).not.toContain(`${NAME}=one`);
