@@ -40,10 +40,13 @@ export function supervisorEntry(): string {
  * runs on the main thread, which costs a flood nothing measurable: 18.6M lines per CPU-second of
  * the supervisor against 17.4-17.7M with helpers (8 jobs flooding, two runs each). Each helper
  * thread gets its own malloc arena, which keeps the compiler's freed zone memory (~0.8 MB per
- * thread, never given back): without them the peak of 8 jobs flooding fell from 74.6-76.6 MB to
- * 71.3-73.4 MB, and the growth over 10 000 jobs in sequence from 1.16-1.17x to 1.11x (bench:
- * memory, memory-sequence). Concurrent GC marking off alone changed nothing; TurboFan off
- * (--no-opt, --jitless, --lite-mode) saves ~10 MB more but ingests a sixth as fast.
+ * thread, never given back): without them the peak of 8 jobs flooding fell from 75.9-76.6 MB to
+ * 73.3-73.4 MB, and the supervisor after 10 000 jobs in sequence from 68.4-68.8 MB to 63.3-63.6 MB
+ * (bench: memory, memory-sequence; two runs each). Concurrent GC marking off alone changed
+ * nothing; TurboFan off (--no-opt, --jitless, --lite-mode) saves ~7 MB more but ingests at a sixth
+ * of the rate. --optimize-for-size (old-space slack 2 MB instead of 8) flattened the sequence
+ * further (1.15-1.17x against 1.21x) but slowed 2000-line status reads (2.45-2.59x raw against
+ * 2.13x), so it is not used.
  */
 export const SUPERVISOR_V8_FLAGS = ['--max-semi-space-size=1', '--single-threaded'];
 
