@@ -43,8 +43,8 @@ export function supervisorEntry(): string {
  * thread, never given back): without them the peak of 8 jobs flooding fell from 75.9-76.6 MB to
  * 73.3-73.4 MB, and the supervisor after 10 000 jobs in sequence from 68.4-68.8 MB to 63.3-63.6 MB
  * (bench: memory, memory-sequence; two runs each). Concurrent GC marking off alone changed
- * nothing; TurboFan off (--no-opt, --jitless, --lite-mode) saves ~7 MB more but ingests at a sixth
- * of the rate. --optimize-for-size (old-space slack 2 MB instead of 8) flattened the sequence
+ * nothing; the JIT off (--jitless, --lite-mode) saves 7 MB more (a 62.9-63.0 MB peak, still over
+ * 60) but ingests 1.2M lines per CPU-second instead of 18-19M. --optimize-for-size (old-space slack 2 MB instead of 8) flattened the sequence
  * further (1.15-1.17x against 1.21x) but slowed 2000-line status reads (2.45-2.59x raw against
  * 2.13x), so it is not used.
  */
