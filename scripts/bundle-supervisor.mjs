@@ -9,6 +9,10 @@
  * exists, else main.js.
  * The bundle sits in the same folder as main.js, so what it finds relative to itself (the package
  * root, the addon, node-gyp-build) is found the same way.
+ * ASCII only and no comments: V8 keeps a script's whole source on the heap (lazy functions are
+ * compiled from it later), and one non-ASCII character (a "×" in a comment) makes it a two-byte
+ * string: 535 KB of the supervisor's heap for a 267 KB file, now 195 KB (bench: memory, -0.5 MB
+ * resident; the source map still points into the commented sources).
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,5 +25,5 @@ await build({
   logLevel: 'warn',
   // Resolved at run time from the package (its prebuild lookup reads its own package.json).
   external: ['node-gyp-build'],
-  output: { file: path.join(root, 'dist/supervisor/supervisor.bundle.cjs'), format: 'cjs', sourcemap: true },
+  output: { file: path.join(root, 'dist/supervisor/supervisor.bundle.cjs'), format: 'cjs', sourcemap: true, charset: 'ascii', comments: false },
 });

@@ -35,8 +35,20 @@ export function supervisorEntry(): string {
  * sequential jobs with nothing live behind it (capping the old space at 32 MB changed nothing: no
  * leak). A 1 MB semi-space keeps it flat near 63 MB and costs no measurable time
  * (bench: memory, jobs in sequence).
+ *
+ * `--single-threaded`: no V8 helper threads. Their work (TurboFan compiles and GC marking) then
+ * runs on the main thread, which costs a flood nothing measurable: 18.6M lines per CPU-second of
+ * the supervisor against 17.4-17.7M with helpers (8 jobs flooding, two runs each). Each helper
+ * thread gets its own malloc arena, which keeps the compiler's freed zone memory (~0.8 MB per
+ * thread, never given back): without them the peak of 8 jobs flooding fell from 75.9-76.6 MB to
+ * 73.3-73.4 MB, and the supervisor after 10 000 jobs in sequence from 68.4-68.8 MB to 63.3-63.6 MB
+ * (bench: memory, memory-sequence; two runs each). Concurrent GC marking off alone changed
+ * nothing; the JIT off (--jitless, --lite-mode) saves 7 MB more (a 62.9-63.0 MB peak, still over
+ * 60) but ingests 1.2M lines per CPU-second instead of 18-19M. --optimize-for-size (old-space slack 2 MB instead of 8) flattened the sequence
+ * further (1.15-1.17x against 1.21x) but slowed 2000-line status reads (2.45-2.59x raw against
+ * 2.13x), so it is not used.
  */
-export const SUPERVISOR_V8_FLAGS = ['--max-semi-space-size=1'];
+export const SUPERVISOR_V8_FLAGS = ['--max-semi-space-size=1', '--single-threaded'];
 
 /**
  * The supervisor's own environment: the runtime's, less what only slows its boot. Node 20 reads

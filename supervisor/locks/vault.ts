@@ -29,8 +29,8 @@
  * and `store` says so; a crash then leaves it open, which the runtime reports.
  * See unix(7) (SCM_RIGHTS), recvmsg(2) (MSG_PEEK), fcntl(2) (open file description locks).
  */
-import crypto from 'node:crypto';
 import { native } from '../native.js';
+import { randomHex } from './random.js';
 
 /** The supervisor's stdin: the runtime's carrier (or, for the first supervisor, its peer). */
 export const CARRIER_FD = 0;
@@ -89,7 +89,7 @@ function decode(data: Buffer, fds: number): Payload | null {
 }
 
 function newTag(): string {
-  return crypto.randomBytes(8).toString('hex');
+  return randomHex(8);
 }
 
 function closeAll(fds: readonly number[]): void {
