@@ -9,10 +9,17 @@
  * exists, else main.js.
  * The bundle sits in the same folder as main.js, so what it finds relative to itself (the package
  * root, the addon, node-gyp-build) is found the same way.
+ *
+ * Then: the bundle's last line names its SHA-256, the launcher (supervisor/launch.ts, what the runtime
+ * starts) is bundled beside it as supervisor.launch.cjs, and the bundle's V8 code cache is written
+ * (scripts/supervisor-code-cache.mjs; see supervisor/code-cache.ts).
  */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'rolldown';
+import { writeSupervisorCodeCache } from './supervisor-code-cache.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 await build({
@@ -23,3 +30,18 @@ await build({
   external: ['node-gyp-build'],
   output: { file: path.join(root, 'dist/supervisor/supervisor.bundle.cjs'), format: 'cjs', sourcemap: true },
 });
+
+// The hash the code cache is checked against (supervisor/code-cache.ts: BUNDLE_HASH_PREFIX).
+const bundleFile = path.join(root, 'dist/supervisor/supervisor.bundle.cjs');
+const bundled = fs.readFileSync(bundleFile, 'utf8');
+fs.writeFileSync(bundleFile, `${bundled}\n//# heph-jobs-bundle ${crypto.createHash('sha256').update(bundled).digest('hex')}\n`);
+
+await build({
+  input: path.join(root, 'dist/supervisor/launch.js'),
+  platform: 'node',
+  logLevel: 'warn',
+  output: { file: path.join(root, 'dist/supervisor/supervisor.launch.cjs'), format: 'cjs' },
+});
+
+const made = writeSupervisorCodeCache(root);
+if (!made.ok) throw new Error(`could not write the supervisor's code cache: ${made.reason}`);

@@ -18,9 +18,9 @@
  * is released by unlocking its descriptions, which every copy shares, so a copy still queued in the
  * vault locks nothing.
  */
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { native } from '../native.js';
+import { crypto as cryptoModule } from '../lazy-builtins.js';
 import type { LockDirectory } from './lock-dir.js';
 import { clearRecord, readRecords, writeRecord, type HolderRecord, type LockMode } from './records.js';
 import type { LockVault, VaultLease } from './vault.js';
@@ -48,7 +48,7 @@ interface LockStep {
 /** Lock file name: readable prefix plus a hash of the exact resource string. */
 export function lockFileName(resource: string): string {
   const slug = resource.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 48);
-  const hash = crypto.createHash('sha256').update(resource).digest('hex').slice(0, 16);
+  const hash = cryptoModule().createHash('sha256').update(resource).digest('hex').slice(0, 16);
   return `${slug}-${hash}.lock`;
 }
 
@@ -230,7 +230,7 @@ export class KernelLocks {
         fds: found.fds,
         files: found.files,
         own: meta?.own ?? [],
-        token: meta?.token ?? crypto.randomBytes(8).toString('hex'),
+        token: meta?.token ?? cryptoModule().randomBytes(8).toString('hex'),
         owner: meta?.owner ?? { label: 'adopted', job: null },
         predecessors: [],
       };
@@ -272,7 +272,7 @@ export class KernelLocks {
   private hold(lease: number, resources: LockResource[], steps: LockStep[], fds: number[], owner: LeaseOwner): HeldLease {
     const files = steps.map((step) => step.file);
     const own = resources.map((res) => ({ index: files.indexOf(lockFileName(res.resource)), resource: res.resource, mode: res.mode }));
-    const entry: HeldLease = { fds, files, own, token: crypto.randomBytes(8).toString('hex'), owner, predecessors: [] };
+    const entry: HeldLease = { fds, files, own, token: cryptoModule().randomBytes(8).toString('hex'), owner, predecessors: [] };
     this.held.set(lease, entry);
     return entry;
   }
@@ -330,7 +330,7 @@ export class KernelLocks {
   private slotFor(): number {
     // One byte per lease in an ancestor's intent region: random, so that no two leases anywhere on
     // the machine share one (a collision would only make one wait for the other).
-    return crypto.randomInt(0, 2 ** 46 - 1);
+    return cryptoModule().randomInt(0, 2 ** 46 - 1);
   }
 
   private plan(resources: LockResource[], slot: number): LockStep[] {

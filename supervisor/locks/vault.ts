@@ -29,7 +29,6 @@
  * and `store` says so; a crash then leaves it open, which the runtime reports.
  * See unix(7) (SCM_RIGHTS), recvmsg(2) (MSG_PEEK), fcntl(2) (open file description locks).
  */
-import crypto from 'node:crypto';
 import { native } from '../native.js';
 
 /** The supervisor's stdin: the runtime's carrier (or, for the first supervisor, its peer). */
@@ -88,8 +87,15 @@ function decode(data: Buffer, fds: number): Payload | null {
   }
 }
 
+let tagsMade = 0;
+
+/**
+ * A tag no other message in any carrier has: only its uniqueness matters (it marks where a
+ * snapshot starts), and no two processes share a pid at one instant of the monotonic clock. Not
+ * random bytes: node:crypto would be loaded by every hello just for this (bench: start).
+ */
 function newTag(): string {
-  return crypto.randomBytes(8).toString('hex');
+  return `${process.pid.toString(36)}.${process.hrtime.bigint().toString(36)}.${(tagsMade++).toString(36)}`;
 }
 
 function closeAll(fds: readonly number[]): void {
