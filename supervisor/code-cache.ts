@@ -68,13 +68,25 @@ function cachedDataFor(cacheFile: string, hash: string | null): { state: 'none' 
 /**
  * Compiles the bundle (with its cache when one fits) and runs it as the CommonJS module `file`,
  * whose `require` resolves from the bundle's folder (the addon, node-gyp-build, re2js).
+ * With `warmAtExit`, the cache is rewritten when the process exits, with every function this run
+ * compiled (the build's warm-up run: scripts/supervisor-code-cache.mjs).
  */
-export function runBundle(file: string): CodeCacheState {
+export function runBundle(file: string, { warmAtExit = false } = {}): CodeCacheState {
   const source = fs.readFileSync(file, 'utf8');
-  const cache = cachedDataFor(codeCachePath(file), bundleHash(source));
+  const hash = bundleHash(source);
+  const cache = cachedDataFor(codeCachePath(file), hash);
   const script = compile(file, source, cache.state === 'found' ? cache.data : undefined);
   const state: CodeCacheState = cache.state === 'found' ? (script.cachedDataRejected ? 'rejected' : 'accepted') : cache.state;
   (globalThis as { [STATE_KEY]?: CodeCacheState })[STATE_KEY] = state;
+  if (warmAtExit && hash !== null) {
+    process.once('exit', () => {
+      try {
+        writeCacheFile(file, hash, script.createCachedData());
+      } catch {
+        // The build keeps the cache it wrote before the warm-up run.
+      }
+    });
+  }
   const dir = path.dirname(file);
   const module = new Module(file);
   module.filename = file;
@@ -84,18 +96,22 @@ export function runBundle(file: string): CodeCacheState {
   return state;
 }
 
+function writeCacheFile(file: string, hash: string, data: Buffer): void {
+  const temporary = `${codeCachePath(file)}.${process.pid}`;
+  fs.writeFileSync(temporary, Buffer.concat([Buffer.from(`${hash}\n`, 'latin1'), data]));
+  fs.renameSync(temporary, codeCachePath(file)); // never a half-written cache under the real name
+}
+
 /**
- * Writes the cache for `file` (a bundle whose last line names its hash). Run it in a process with
- * the flags the supervisor's V8 reports (none of its own; see launch.ts): V8 stamps the data with
- * a hash of the flags and rejects it under others. Only the top-level code is compiled here
- * (nothing runs), which in a one-scope bundle is every module's initialisation.
+ * Writes the cache for `file` (a bundle whose last line names its hash) without running it. Run it
+ * in a process with the flags the supervisor's V8 reports (none of its own; see flag-hash.ts): V8
+ * stamps the data with a hash of the flags and rejects it under others. Only the top-level code is
+ * compiled here, which in a one-scope bundle is every module's initialisation; functions compile
+ * when first called, so the build then replaces it with a warm one (runBundle's warmAtExit).
  */
 export function writeCodeCache(file: string): void {
   const source = fs.readFileSync(file, 'utf8');
   const hash = bundleHash(source);
   if (hash === null) throw new Error(`${file} has no ${BUNDLE_HASH_PREFIX.trim()} line`);
-  const data = compile(file, source, undefined).createCachedData();
-  const temporary = `${codeCachePath(file)}.${process.pid}`;
-  fs.writeFileSync(temporary, Buffer.concat([Buffer.from(`${hash}\n`, 'latin1'), data]));
-  fs.renameSync(temporary, codeCachePath(file)); // never a half-written cache under the real name
+  writeCacheFile(file, hash, compile(file, source, undefined).createCachedData());
 }
