@@ -12,7 +12,9 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
+import fs from 'node:fs';
 import path from 'node:path';
+import { writeSupervisorCodeCache } from './supervisor-code-cache.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 const require = createRequire(import.meta.url);
@@ -62,3 +64,8 @@ if (forced) {
     buildFromSource();
   }
 }
+
+// The supervisor bundle's V8 code cache for this Node: a packed package's dist/ holds the one the
+// packer's Node made, which another Node rejects (harmlessly: the supervisor then compiles from
+// source). Best effort and silent; in a checkout dist/ is built later, with its cache (build:ts).
+if (fs.existsSync(path.join(root, 'dist/supervisor/supervisor.bundle.cjs'))) writeSupervisorCodeCache(root);

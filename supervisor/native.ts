@@ -183,17 +183,24 @@ function prebuildCandidates(root: string): string[] {
 
 /**
  * Every file the loader tries, in order: the override alone when it is set; else the local builds
- * (a developer's fresh build wins over the shipped one), then the prebuilds that fit.
+ * (a developer's fresh build wins over the shipped one), then the prebuilds that fit. A generator,
+ * so that node-gyp-build is loaded and prebuilds/ read only when no local build loaded (start time).
  */
-export function addonCandidates(root: string, env: NodeJS.ProcessEnv = process.env): string[] {
+function* candidateFiles(root: string, env: NodeJS.ProcessEnv): Generator<string> {
   const override = env[ADDON_OVERRIDE_ENV];
-  if (override) return [path.resolve(override)];
-  return [...LOCAL_BUILDS.map((build) => path.join(root, build)), ...prebuildCandidates(root)];
+  if (override) return yield path.resolve(override);
+  for (const build of LOCAL_BUILDS) yield path.join(root, build);
+  yield* prebuildCandidates(root);
+}
+
+/** The files loadAddonFrom would try, in order. */
+export function addonCandidates(root: string, env: NodeJS.ProcessEnv = process.env): string[] {
+  return [...candidateFiles(root, env)];
 }
 
 /** Loads the first candidate that loads; else throws, listing every path tried and why it failed. */
 export function loadAddonFrom(root: string, env: NodeJS.ProcessEnv = process.env): { addon: NativeAddon; file: string } {
-  const candidates = addonCandidates(root, env);
+  const candidates = candidateFiles(root, env);
   const failures: string[] = [];
   for (const file of candidates) {
     if (!fs.existsSync(file)) {

@@ -282,7 +282,8 @@ export interface Replies {
   lock: null;
   unlock: null;
   'cleanup-lost': null;
-  diagnostics: { moduleLoadList: string[] };
+  /** codeCache: how the supervisor bundle was compiled (supervisor/code-cache.ts). */
+  diagnostics: { moduleLoadList: string[]; codeCache: 'accepted' | 'rejected' | 'none' };
   ping: { pid: number };
   shutdown: null;
 }

@@ -16,12 +16,13 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 
 /**
  * The compiled supervisor entry, seen from dist/src/runtime/ (built) or src/runtime/ (tests): the
- * one-file bundle that the build makes (it starts faster: scripts/bundle-supervisor.mjs), else the
- * compiled main.js.
+ * launcher that runs the one-file bundle from its V8 code cache (supervisor/launch.ts), else the
+ * bundle itself, else the compiled main.js (each starts faster than the next:
+ * scripts/bundle-supervisor.mjs).
  */
 export function supervisorEntry(): string {
   const candidates = ['../../supervisor', '../../dist/supervisor'].flatMap((dir) =>
-    ['supervisor.bundle.cjs', 'main.js'].map((file) => path.resolve(here, dir, file)),
+    ['supervisor.launch.cjs', 'supervisor.bundle.cjs', 'main.js'].map((file) => path.resolve(here, dir, file)),
   );
   const found = candidates.find((candidate) => fs.existsSync(candidate));
   if (!found) throw new Error(`heph-jobs: the supervisor entry is not built (run \`npm run build:ts\`); looked in ${candidates.join(', ')}`);

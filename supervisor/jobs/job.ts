@@ -6,8 +6,8 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import { constants as os } from 'node:os';
-import tty from 'node:tty';
 import { native } from '../native.js';
+import { tty as ttyModule } from '../lazy-builtins.js';
 import { InvalidInputError, SpawnError } from '../../src/protocol/errors.js';
 import type { JobFacts, KillParams, SignalName, SpawnParams, SpawnReply, SupervisorConfig } from '../../src/protocol/messages.js';
 import type { ContainmentStrategy, JobIdentity } from '../containment/index.js';
@@ -522,7 +522,7 @@ export class SupervisedJob implements WaitableJob {
       },
     };
     const stream = terminal
-      ? new tty.ReadStream(fd, options as net.SocketConstructorOpts)
+      ? new (ttyModule().ReadStream)(fd, options as net.SocketConstructorOpts)
       : new net.Socket({ fd, readable: true, writable: false, ...options } as net.SocketConstructorOpts);
     // A terminal's read stream starts only when asked (tty.ReadStream's manualStart).
     if (terminal) stream.resume();

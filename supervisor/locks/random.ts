@@ -7,14 +7,7 @@
  * needs a hash or a random integer, so a runtime that takes no lock never pays for it.
  */
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
-
-type Crypto = typeof import('node:crypto');
-let crypto: Crypto | undefined;
-
-function loadCrypto(): Crypto {
-  return (crypto ??= createRequire(import.meta.url)('node:crypto') as Crypto);
-}
+import { crypto as loadCrypto } from '../lazy-builtins.js';
 
 /** `bytes` random bytes from the kernel, as hex. */
 export function randomHex(bytes: number): string {

@@ -30,7 +30,6 @@
  * See unix(7) (SCM_RIGHTS), recvmsg(2) (MSG_PEEK), fcntl(2) (open file description locks).
  */
 import { native } from '../native.js';
-import { randomHex } from './random.js';
 
 /** The supervisor's stdin: the runtime's carrier (or, for the first supervisor, its peer). */
 export const CARRIER_FD = 0;
@@ -88,8 +87,15 @@ function decode(data: Buffer, fds: number): Payload | null {
   }
 }
 
+let tagsMade = 0;
+
+/**
+ * A tag no other message in any carrier has: only its uniqueness matters (it marks where a
+ * snapshot starts), and no two processes share a pid at one instant of the monotonic clock. Not
+ * random bytes: node:crypto would be loaded by every hello just for this (bench: start).
+ */
 function newTag(): string {
-  return randomHex(8);
+  return `${process.pid.toString(36)}.${process.hrtime.bigint().toString(36)}.${(tagsMade++).toString(36)}`;
 }
 
 function closeAll(fds: readonly number[]): void {

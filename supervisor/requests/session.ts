@@ -9,6 +9,7 @@ import { openLockDirectory } from '../locks/lock-dir.js';
 import { LockVault } from '../locks/vault.js';
 import { checkLostPaths, cleanupLostSupervisor } from '../cleanup/lost-cleanup.js';
 import { sweepDeadInstances } from '../cleanup/start-sweep.js';
+import { codeCacheState } from '../code-cache.js';
 import { ownIdentity } from '../identity.js';
 import { native } from '../native.js';
 import type { HelloReply, VaultMode } from '../../src/protocol/messages.js';
@@ -53,7 +54,7 @@ export function sessionHandlers(context: RequestContext): Handlers<'hello' | 'pi
     },
     ping: () => ({ pid: process.pid }),
     // Node's internal list of loaded modules and bindings: tests prove child_process never is.
-    diagnostics: () => ({ moduleLoadList: (process as unknown as { moduleLoadList?: string[] }).moduleLoadList ?? [] }),
+    diagnostics: () => ({ moduleLoadList: (process as unknown as { moduleLoadList?: string[] }).moduleLoadList ?? [], codeCache: codeCacheState() }),
     shutdown: () => {
       context.shutdown();
       return null;
