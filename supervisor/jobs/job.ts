@@ -21,6 +21,7 @@ import { hasZombieChildren } from './zombies.js';
 import { pipeInput, terminalInput, type JobInput } from './job-input.js';
 import { JobTerminal, openTerminal, terminalEnv, type Terminal } from './terminal.js';
 import { jobStats } from './stats.js';
+import { KeptFiles } from '../platform/kept-files.js';
 
 const SIGNALS: Record<SignalName, number> = { INT: os.signals.SIGINT, TERM: os.signals.SIGTERM, KILL: os.signals.SIGKILL };
 const SIGCONT = os.signals.SIGCONT;
@@ -95,6 +96,7 @@ export class SupervisedJob implements WaitableJob {
       pipes: new Set(reply.pipes),
       pidfd: spawned.pidfd,
       ...(terminal ? { terminal: terminal.path } : {}),
+      ...(reply.cgroup ? { files: new KeptFiles(reply.cgroup) } : {}),
     };
     this.pidfd = spawned.pidfd;
     this.hadStdin = spawned.stdin >= 0 || terminal !== null;
@@ -165,7 +167,7 @@ export class SupervisedJob implements WaitableJob {
     this.terminal?.closeSlave();
     const pidfd = this.pidfd;
     this.pidfd = -1;
-    return stopAbandoned(this.id + 1, this.identity, this.strategy, pidfd);
+    return stopAbandoned(this.id + 1, this.identity, this.strategy, pidfd).finally(() => this.identity.files?.close());
   }
 
   /**
@@ -436,6 +438,7 @@ export class SupervisedJob implements WaitableJob {
   private finish(): void {
     this.cleanedUp = true;
     this.stopWatching();
+    this.identity.files?.close();
     this.stdin?.destroy();
     this.stdin = null;
     // Every process is gone: what the terminal still holds is read now, and it is closed.

@@ -104,17 +104,23 @@ export function pageSize(): number {
   return cachedPageSize;
 }
 
+/** A file of the job's cgroup: through its kept descriptor where the job has one (platform/kept-files.ts). */
+function readCgroupFile(identity: JobIdentity, name: string): string | null {
+  if (identity.files) return identity.files.read(name, buffer);
+  return identity.cgroup === null ? null : readSmall(path.join(identity.cgroup, name));
+}
+
 /** The first number of a one-number cgroup file (`memory.current`); null when absent. */
-function readCgroupNumber(file: string): number | null {
-  const text = readSmall(file);
+function readCgroupNumber(identity: JobIdentity, name: string): number | null {
+  const text = readCgroupFile(identity, name);
   if (text === null) return null;
   const value = Number(text.trim());
   return Number.isFinite(value) && value >= 0 ? value : null;
 }
 
 /** `usage_usec` of a cgroup's cpu.stat, in seconds; null when absent. */
-function readCgroupCpu(dir: string): number | null {
-  const text = readSmall(path.join(dir, 'cpu.stat'));
+function readCgroupCpu(identity: JobIdentity): number | null {
+  const text = readCgroupFile(identity, 'cpu.stat');
   if (text === null) return null;
   const match = /^usage_usec (\d+)$/m.exec(text);
   return match ? Number(match[1]) / 1e6 : null;
@@ -168,11 +174,8 @@ export function jobStats(
   identity: JobIdentity,
   members: readonly number[] = strategy.members(identity),
 ): JobStats {
-  const cgroup = identity.cgroup;
-
-  const memoryBytes =
-    (cgroup === null ? null : readCgroupNumber(path.join(cgroup, 'memory.current'))) ?? sumOver(members, residentBytes);
-  const cpuSeconds = (cgroup === null ? null : readCgroupCpu(cgroup)) ?? sumOver(members, cpuSecondsOf);
+  const memoryBytes = readCgroupNumber(identity, 'memory.current') ?? sumOver(members, residentBytes);
+  const cpuSeconds = readCgroupCpu(identity) ?? sumOver(members, cpuSecondsOf);
 
   return { procs: members.length, memoryBytes, cpuSeconds, ports: uniquePorts(listeningPorts(members)) };
 }
