@@ -19,6 +19,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { listeningPorts, uniquePorts } from '../platform/ports.js';
 import { withOpenFile } from '../platform/procfs.js';
+import { readSeqFile } from '../platform/kept-files.js';
 import type { ContainmentStrategy, JobIdentity } from '../containment/index.js';
 
 import type { JobStats } from '../../src/protocol/stats.js';
@@ -34,18 +35,10 @@ const USER_HZ = 100;
 const buffer = Buffer.allocUnsafe(8192);
 
 /** The whole of a small file, or null when it cannot be read (the process is gone). Fewer system
- * calls than readFileSync (no fstat; /proc files report size 0 anyway). */
+ * calls than readFileSync (no fstat; /proc files report size 0 anyway), and no read to see the
+ * end where a short read already says it (these are seq_files: see readSeqFile). */
 function readSmall(file: string): string | null {
-  return withOpenFile(file, (fd) => {
-    let length = 0;
-    for (;;) {
-      const count = fs.readSync(fd, buffer, length, buffer.length - length, null);
-      if (count === 0) break;
-      length += count;
-      if (length === buffer.length) return null; // not a small file: no guesswork
-    }
-    return buffer.toString('latin1', 0, length);
-  });
+  return withOpenFile(file, (fd) => readSeqFile(fd, buffer));
 }
 
 function isPowerOfTwo(value: number): boolean {

@@ -20,6 +20,29 @@ import path from 'node:path';
  */
 const ABSENT = -1;
 
+/**
+ * A read this short was the file's last. A seq_file read stops short of what was asked at the end
+ * of the file, or when the next record does not fit in the kernel's buffer of at least a page
+ * (4096 bytes): the records of the files read here (a pid, a line of statm, stat or cpu.stat) are
+ * under 256 bytes, so a read of at most 3840 can only be the end (platform/ports.ts reads
+ * /proc/net/tcp by the same rule).
+ */
+const SURELY_LAST_READ = 4096 - 256;
+
+/**
+ * The whole of a small seq_file open at `fd`, read from offset 0 (pread: a kept descriptor's
+ * position does not matter), into `buffer`; null when it does not fit.
+ */
+export function readSeqFile(fd: number, buffer: Buffer): string | null {
+  let length = 0;
+  for (;;) {
+    const count = fs.readSync(fd, buffer, length, buffer.length - length, length);
+    length += count;
+    if (count === 0 || count <= SURELY_LAST_READ) return length === buffer.length ? null : buffer.toString('latin1', 0, length);
+    if (length === buffer.length) return null; // not a small file: no guesswork
+  }
+}
+
 export class KeptFiles {
   private readonly fds = new Map<string, number>();
   private closed = false;
@@ -31,9 +54,7 @@ export class KeptFiles {
     const fd = this.fdOf(name);
     if (fd === ABSENT) return null;
     try {
-      // One read: a seq_file fills the whole buffer unless the file ends first.
-      const count = fs.readSync(fd, buffer, 0, buffer.length, 0);
-      return count === buffer.length ? null : buffer.toString('latin1', 0, count);
+      return readSeqFile(fd, buffer);
     } catch {
       return null;
     } finally {

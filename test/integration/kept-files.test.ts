@@ -136,3 +136,28 @@ describe('kept cgroup files', () => {
     expect(openIn(dir)).toEqual([]);
   });
 });
+
+describe('kept files longer than a page', () => {
+  it('a seq_file that stops at a page boundary is read on to its end', () => {
+    // /proc/self/maps is a seq_file of one record per mapping, and Node's runs past a page: the
+    // kernel's first read stops at its buffer of a page, short of what was asked.
+    const files = new KeptFiles('/proc/self');
+    kept.push(files);
+    const buffer = Buffer.alloc(1024 * 1024);
+    const fd = fs.openSync('/proc/self/maps', 'r');
+    let first: number;
+    try {
+      first = fs.readSync(fd, buffer, 0, buffer.length, 0);
+    } finally {
+      fs.closeSync(fd);
+    }
+    const whole = fs.readFileSync('/proc/self/maps', 'latin1');
+    // Negative control: one read does not return the whole file.
+    expect(first).toBeLessThan(whole.length);
+    const text = files.read('maps', buffer)!;
+    expect(text.length).toBeGreaterThan(first);
+    expect(text.endsWith('\n')).toBe(true);
+    // Mappings may come and go between two reads; the first lines are the executable's, which stay.
+    expect(text.split('\n').slice(0, 5)).toEqual(whole.split('\n').slice(0, 5));
+  });
+});
