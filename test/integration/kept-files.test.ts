@@ -14,24 +14,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CgroupStrategy } from '../../supervisor/containment/cgroup.js';
 import type { JobIdentity } from '../../supervisor/containment/index.js';
 import { jobStats } from '../../supervisor/jobs/stats.js';
-import { findOwnCgroupDir } from '../../supervisor/platform/cgroup.js';
 import { KeptFiles } from '../../supervisor/platform/kept-files.js';
 import { waitUntil } from '../helpers/kernel.js';
+import { writableCgroupParent } from '../helpers/modes.js';
 
-function probeCgroupParent(): { parent: string } | { reason: string } {
-  const own = findOwnCgroupDir();
-  if (!own.ok) return { reason: own.reason };
-  const dir = path.join(own.parent, `heph-kept-probe-${process.pid}`);
-  try {
-    fs.mkdirSync(dir);
-    fs.rmdirSync(dir);
-    return { parent: own.parent };
-  } catch (error) {
-    return { reason: `cannot create a cgroup under ${own.parent}: ${(error as Error).message}` };
-  }
-}
-
-const probe = probeCgroupParent();
+const probe = writableCgroupParent();
 const sleepers: ChildProcess[] = [];
 /** Made by the test, innermost last: removed innermost first once their processes are gone. */
 const cgroups: string[] = [];
