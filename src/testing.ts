@@ -10,6 +10,14 @@ export function supervisorPid(runtime: JobRuntime): number | null {
   return internalsOf(runtime).supervisorPid();
 }
 
+/**
+ * The running supervisor's instance (`<pid>-<start>`), or null when none runs. A pid alone is no
+ * identity: a new supervisor can get the pid of one that died.
+ */
+export function supervisorInstance(runtime: JobRuntime): string | null {
+  return internalsOf(runtime).supervisorInstance();
+}
+
 /** What the running supervisor said about itself when it started. */
 export function supervisorHello(runtime: JobRuntime) {
   return internalsOf(runtime).supervisorHello();

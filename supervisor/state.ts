@@ -6,6 +6,7 @@ import { JobNotFoundError, ProtocolError } from '../src/protocol/errors.js';
 import type { SupervisorConfig } from '../src/protocol/messages.js';
 import type { CleanupScope } from './cleanup/lost-cleanup.js';
 import type { ContainmentStrategy } from './containment/index.js';
+import { BaseEnvironment } from './jobs/environment.js';
 import type { SupervisedJob } from './jobs/job.js';
 import type { KernelLocks } from './locks/kernel-locks.js';
 
@@ -19,6 +20,8 @@ export interface Setup {
 
 export class SupervisorState {
   readonly jobs = new Map<number, SupervisedJob>();
+  /** The environment spawns refer to (request `environment`). */
+  readonly environment = new BaseEnvironment();
   /** Set once a shutdown began: no request is served from then on. */
   shuttingDown: Promise<void> | null = null;
   private current: Setup | null = null;

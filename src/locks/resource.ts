@@ -107,6 +107,8 @@ function remember<T extends object>(value: T): T {
   return value;
 }
 
+const NO_RESOURCES: readonly NormalizedResource[] = remember([]);
+
 export function normalizeResource(spec: unknown): NormalizedResource {
   if (typeof spec === 'object' && spec !== null && normalized.has(spec)) return spec as NormalizedResource;
   if (typeof spec === 'string') return remember({ ...parseResource(spec), mode: 'exclusive' });
@@ -138,6 +140,8 @@ export function normalizeResources(specs: unknown): readonly NormalizedResource[
       details: { received: shown },
     });
   }
+  // Most jobs take no locks: one shared frozen empty set, not a new remembered one per call.
+  if (specs.length === 0) return NO_RESOURCES;
   if (specs.length === 1) return remember([normalizeResource(specs[0])]);
   const byName = new Map<string, NormalizedResource>();
   for (const spec of specs) {

@@ -73,6 +73,10 @@ const readWait = object({
   port: optional(integer(1)),
 });
 
+/** `NAME=value`: a name with neither `=` nor NUL, a value without NUL (what execve can carry). */
+const envEntry = matching(/^[^=\0]+=[^\0]*$/, 'a NAME=value entry (no NUL, no = in the name)');
+const envName = matching(/^[^=\0]+$/, 'a variable name (no NUL, no =)');
+
 const startTime = matching(START_PATTERN, 'a start time (decimal digits, as /proc prints it)');
 
 /** One supervisor instance (src/protocol/identity.ts). */
@@ -102,8 +106,12 @@ export const REQUESTS = {
       job: integer(0),
       command: string(),
       cwd: string(),
-      /** `KEY=value` entries. */
-      env: array(string()),
+      /** `KEY=value` entries: the whole environment, or with `envBase` what differs from that base. */
+      env: array(envEntry),
+      /** The version of the base environment (see `environment`) the job's environment starts from: that base,
+       * less the names in `envUnset`, with `env`'s entries set over it. */
+      envBase: optional(integer(1)),
+      envUnset: optional(array(envName)),
       stdin: boolean(),
       merge: boolean(),
       /** On a pseudo-terminal: one stream; the terminal is stdin, stdout and stderr. */
@@ -111,6 +119,12 @@ export const REQUESTS = {
       shell: string(),
     }),
   }),
+  /**
+   * The base environment later spawns refer to by `version` (replacing any earlier one), so a
+   * spawn carries only what differs from it: reading, encoding and decoding a whole environment
+   * on every spawn was a sixth of the call (bench: spawn).
+   */
+  environment: object({ version: integer(1), entries: array(envEntry) }),
   kill: object({ params: object({ job: integer(0), signal: oneOf(SIGNAL_NAMES), graceMs: integer(0) }) }),
   /** A read of the job's output, after an optional wait (one round trip for a whole status). */
   read: object({
@@ -259,6 +273,7 @@ export interface ReadReply {
 export interface Replies {
   hello: HelloReply;
   spawn: SpawnReply;
+  environment: null;
   kill: JobFacts;
   read: ReadReply;
   facts: JobFacts;

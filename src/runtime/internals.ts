@@ -7,6 +7,7 @@ import type { HelloReply, Replies } from '../protocol/messages.js';
 
 export interface RuntimeInternals {
   supervisorPid(): number | null;
+  supervisorInstance(): string | null;
   supervisorHello(): HelloReply | null;
   killSupervisor(signal: NodeJS.Signals): void;
   settledLostCleanups(): Promise<void>;

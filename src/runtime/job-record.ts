@@ -7,6 +7,7 @@ import type { Lease, NormalizedResource } from '../locks/index.js';
 import type { ContainmentMode } from '../protocol/messages.js';
 import type { JobStats } from '../protocol/stats.js';
 import type { LockBlockerFacts } from '../wording.js';
+import type { SupervisorClient } from './supervisor-client.js';
 
 /** `waiting` for its locks; `running`; `exited` with a code; `killed` by a signal; `failed` to
  * start; `cancelled` while it waited for its locks (it never started); `lost` with its supervisor.
@@ -33,8 +34,11 @@ export interface JobRecord {
   cleanedUp: boolean;
   /** Why it failed or was lost. */
   reason: string | null;
-  /** The supervisor that owns it (its pid), for cleanup after that supervisor dies. */
-  supervisorPid: number | null;
+  /**
+   * The supervisor that owns it, for its reads and for cleanup after that supervisor dies. The
+   * client object, not its pid: a later supervisor can get a dead one's pid.
+   */
+  supervisor: SupervisorClient | null;
   containment: ContainmentMode | null;
   /** Resources the job holds (or waits for), released only after its cleanup. */
   lease: Lease | null;
@@ -102,7 +106,7 @@ export function newJobRecord(id: number, input: RestartableInput): JobRecord {
     endedAt: null,
     cleanedUp: false,
     reason: null,
-    supervisorPid: null,
+    supervisor: null,
     containment: null,
     lease: null,
     wants: input.locks,

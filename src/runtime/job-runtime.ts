@@ -5,6 +5,7 @@
  * and reports. Input is validated here, where it enters; what flows inward is already checked.
  */
 import { HephError, InvalidInputError, RuntimeClosedError, SupervisorLostError } from '../protocol/errors.js';
+import { instanceName } from '../protocol/identity.js';
 import { SIGNAL_NAMES, type ContainmentMode, type LostJob, type SignalName, type SupervisorConfig, type SupervisorEvent } from '../protocol/messages.js';
 import type { OutputRead } from '../protocol/output.js';
 import { LockTable, normalizeResources, type LockOwner, type NormalizedResource } from '../locks/index.js';
@@ -13,7 +14,8 @@ import type { BackgroundInput, Capabilities, JobEvent, KillOptions, StatusOption
 import { Changes } from './changes.js';
 import { JobStates } from './job-states.js';
 import { OutputReads, TAIL_READ } from './output-reads.js';
-import { checkedPattern, envEntries, validateCommand } from './input-checks.js';
+import { checkedPattern, validateCommand } from './input-checks.js';
+import { JobEnvironments, type CallEnvironment } from './job-environment.js';
 import { registerInternals } from './internals.js';
 import { JobRegistry } from './job-registry.js';
 import { capacityError, hasEnded, isRunning, newJobRecord, type JobRecord } from './job-record.js';
@@ -48,6 +50,8 @@ export class JobRuntime {
   private readonly states = new JobStates(this.changes);
   private readonly reads: OutputReads;
   private readonly keeper: SupervisorKeeper;
+  /** The environments jobs are spawned with, and the base each supervisor holds. */
+  private readonly environments = new JobEnvironments();
   private closed = false;
   /** The resource-lock table: jobs and the host's own actions (its shell tool, its publication
    * step) take resources here; every grant is also held as kernel locks by the supervisor. */
@@ -62,7 +66,7 @@ export class JobRuntime {
     });
     this.jobs = new JobRegistry(options.keepFinished, (record) => {
       const supervisor = this.keeper.current;
-      if (supervisor && record.supervisorPid === supervisor.pid) supervisor.request('forget', { job: record.id }).catch(() => undefined);
+      if (supervisor && record.supervisor === supervisor) supervisor.request('forget', { job: record.id }).catch(() => undefined);
     });
     this.reads = new OutputReads({
       supervisorOf: (record) => this.supervisorOf(record),
@@ -74,6 +78,7 @@ export class JobRuntime {
     this.locks = new LockTable({ backend: this.lockBackend });
     registerInternals(this, {
       supervisorPid: () => this.keeper.current?.pid ?? null,
+      supervisorInstance: () => (this.keeper.hello ? instanceName(this.keeper.hello.instance) : null),
       supervisorHello: () => this.keeper.hello,
       killSupervisor: (signal) => this.keeper.current?.kill(signal),
       disableLockVault: () => {
@@ -116,7 +121,9 @@ export class JobRuntime {
     const command = validateCommand(input?.command);
     this.assertBelowCap();
     const cwd = input.cwd ?? this.options.cwd;
-    const env = envEntries(input.env ?? this.options.env);
+    // The runtime's own environment (process.env by default, as the tools pass it too) is the base.
+    const callEnv = input.env ?? this.options.env;
+    const env = this.environments.capture(callEnv, callEnv === this.options.env);
     const wants = normalizeResources(input.locks ?? []);
     const lockTimeoutMs = input.lockTimeoutMs === undefined ? undefined : integerOption('lockTimeoutMs', input.lockTimeoutMs, 0, 0, 2 ** 31 - 1);
     const answerWithinMs = input.answerWithinMs === undefined ? undefined : integerOption('answerWithinMs', input.answerWithinMs, 0, 0, MAX_WAIT_MS);
@@ -156,7 +163,7 @@ export class JobRuntime {
    * it runs, false when it did not start: its record then says why (failed, or cancelled while
    * it waited). Never rejects.
    */
-  private async launch(record: JobRecord, input: BackgroundInput, env: string[], lockTimeoutMs: number | undefined): Promise<boolean> {
+  private async launch(record: JobRecord, input: BackgroundInput, env: CallEnvironment, lockTimeoutMs: number | undefined): Promise<boolean> {
     const { id, command, wants } = record;
     try {
       if (wants.length > 0) {
@@ -184,20 +191,23 @@ export class JobRuntime {
         this.changes.notify();
       }
       const supervisor = await this.keeper.ensure();
-      record.supervisorPid = supervisor.pid;
+      record.supervisor = supervisor;
       record.containment = supervisor.hello?.containment.mode ?? null;
-      const reply = await supervisor.request('spawn', {
+      const environment = this.environments.fieldsFor(supervisor, env);
+      const spawned = supervisor.request('spawn', {
         params: {
           job: id,
           command,
           cwd: record.cwd,
-          env,
+          ...environment.fields,
           stdin: input.stdin === true,
           merge: input.merge === true,
           tty: input.tty === true,
           shell: this.options.shell,
         },
       });
+      // A base sent just before is answered first: its failure is the one reported.
+      const reply = environment.sent ? (await Promise.all([environment.sent, spawned]))[1] : await spawned;
       record.pid = reply.pid;
       record.pidStart = reply.start;
       record.pipes = reply.pipes;
@@ -361,7 +371,7 @@ export class JobRuntime {
   /** The supervisor that runs the job, while it is the live one (not after it died). */
   private supervisorOf(record: JobRecord): SupervisorClient | null {
     const supervisor = this.keeper.current;
-    return supervisor && !supervisor.isLost && supervisor.pid === record.supervisorPid ? supervisor : null;
+    return supervisor && !supervisor.isLost && supervisor === record.supervisor ? supervisor : null;
   }
 
   private armTimeout(record: JobRecord): void {
@@ -447,7 +457,7 @@ export class JobRuntime {
    */
   private onLost(dead: SupervisorClient, error: SupervisorLostError): void {
     const now = Date.now();
-    const orphaned = this.jobs.all().filter((record) => record.supervisorPid === dead.pid && !record.cleanedUp && record.state !== 'waiting');
+    const orphaned = this.jobs.all().filter((record) => record.supervisor === dead && !record.cleanedUp && record.state !== 'waiting');
     for (const record of orphaned) this.states.lost(record, error, now);
     // A leader already reaped gives its pid (and so its process group id) back: only the groups of
     // leaders still running are ours to signal.

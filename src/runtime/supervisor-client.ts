@@ -81,6 +81,8 @@ export class SupervisorClient {
   private lost: SupervisorLostError | null = null;
   private closing = false;
   private stderrTail: string[] = [];
+  /** Requests sent in this turn go out in one writev when it ends (see send). */
+  private corked = false;
   hello: HelloReply | null = null;
 
   private constructor(child: ChildProcess, private readonly events: SupervisorClientEvents) {
@@ -153,8 +155,25 @@ export class SupervisorClient {
     return new Promise<Replies[T]>((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (value: never) => void, reject });
       if (this.pending.size === 1) this.socket.ref();
-      this.socket.write(frame);
+      this.send(frame);
     });
+  }
+
+  /**
+   * The requests of one turn (a batch of job events answered with forgets and the next spawns)
+   * leave in one system call and wake the supervisor once, as its replies do (supervisor/channel.ts).
+   * The flush runs as soon as this turn's code is done, so a lone request is not held back.
+   */
+  private send(frame: Buffer): void {
+    if (!this.corked) {
+      this.corked = true;
+      this.socket.cork();
+      process.nextTick(() => {
+        this.corked = false;
+        this.socket.uncork();
+      });
+    }
+    this.socket.write(frame);
   }
 
   /** Asks the supervisor to stop everything and waits for it to exit. */

@@ -15,6 +15,7 @@ import type { JobRuntime } from '../runtime/job-runtime.js';
 import { DEFAULT_TAIL_LINES } from '../runtime/options.js';
 import { jobNotice, type Dialect, type JobNoticeFacts } from '../wording.js';
 import type { ToolResult } from './result.js';
+import { highestLineShown } from './shown-lines.js';
 
 /** A job event the model had not heard of, as told at the end of an answer: its facts (wording.ts) and its line. */
 export interface JobNotice extends JobNoticeFacts {
@@ -111,7 +112,7 @@ export class Notices {
     else if (report.state === 'running') heard.started = true;
     else if (ENDED.has(report.state)) heard.ended = heard.started = true;
     if (!heard.ended) this.due = true;
-    heard.shown = Math.max(heard.shown, lastShown(report));
+    heard.shown = Math.max(heard.shown, highestLineShown(report));
   }
 
   /** Lines after the last one shown; null when the job's output cannot be read. */
@@ -124,18 +125,4 @@ export class Notices {
       return null; // forgotten, or the runtime closed, meanwhile
     }
   }
-}
-
-/**
- * The highest complete line a report showed: its lines' numbers, and for a cursor read its `next`
- * (it read up to there, even when nothing was new). A tail read's `next` is not used: `lines: 0`
- * shows nothing. A filtered read shows chosen lines, not the stream: it moves nothing (as for the
- * reads' `new` cursor, shown-lines.ts).
- */
-function lastShown(report: JobReport): number {
-  const output = report.output;
-  if (!output || report.filter !== undefined) return -1;
-  let last = report.since !== null ? output.next : -1;
-  for (const line of [...output.head, ...output.lines]) if (line.partial === undefined && line.seq > last) last = line.seq;
-  return last;
 }

@@ -57,13 +57,11 @@ export class ShownLines {
       head = head.filter((line) => line.seq > after);
       lines = lines.filter((line) => line.partial || line.seq > after);
     }
-    for (const line of [...head, ...lines]) {
-      if (line.partial) continue;
-      if (line.seq < OUTPUT_HEAD_LINES) shown.head.add(line.seq);
-      shown.high = Math.max(shown.high, line.seq);
-    }
-    if (!readsNew && head.length === output.head.length) return report;
-    const shownReport: JobReport = { ...report, output: { ...output, head, lines }, ...(readsNew ? { unseenAfter: after } : {}) };
+    for (const line of head) if (!line.partial && line.seq < OUTPUT_HEAD_LINES) shown.head.add(line.seq);
+    const unchanged = !readsNew && head.length === output.head.length;
+    const shownReport: JobReport = unchanged ? report : { ...report, output: { ...output, head, lines }, ...(readsNew ? { unseenAfter: after } : {}) };
+    shown.high = Math.max(shown.high, highestLineShown(shownReport));
+    if (unchanged) return report;
     shownReport.text = reportText(shownReport);
     return shownReport;
   }
@@ -76,4 +74,19 @@ export class ShownLines {
     }
     return shown;
   }
+}
+
+/**
+ * The highest complete line a report showed: its lines' numbers, and for a cursor read its `next`
+ * (it read up to there, even when nothing was new). A tail read's `next` is not used: `lines: 0`
+ * shows nothing. A filtered read shows chosen lines, not the stream: it moves nothing. Lines in
+ * progress are not counted: they may grow. -1 when it showed none. (The reads here and the notices
+ * both count what the model has seen by it.)
+ */
+export function highestLineShown(report: JobReport): number {
+  const output = report.output;
+  if (!output || report.filter !== undefined) return -1;
+  let last = report.since !== null ? output.next : -1;
+  for (const line of [...output.head, ...output.lines]) if (line.partial === undefined && line.seq > last) last = line.seq;
+  return last;
 }

@@ -173,9 +173,10 @@ export class SupervisedJob implements WaitableJob {
   /**
    * Spawns the leader and sets the job up. Throws SpawnError, and nothing is left behind: when
    * the spawn fails, the cgroup is removed; when a later step fails, the leader and all it started
-   * are killed and reaped first, and every descriptor is closed.
+   * are killed and reaped first, and every descriptor is closed. `env` is the job's environment as
+   * the spawn's fields give it (supervisor/jobs/environment.ts).
    */
-  static async start(params: SpawnParams, strategy: ContainmentStrategy, config: SupervisorConfig, hooks: JobHooks): Promise<SupervisedJob> {
+  static async start(params: SpawnParams, env: readonly string[], strategy: ContainmentStrategy, config: SupervisorConfig, hooks: JobHooks): Promise<SupervisedJob> {
     const cgroup = strategy.prepare(params.job);
     let spawned;
     let terminal: Terminal | null = null;
@@ -185,7 +186,7 @@ export class SupervisedJob implements WaitableJob {
         shell: params.shell,
         command: params.command,
         cwd: params.cwd,
-        env: [...(terminal ? terminalEnv(params.env) : params.env), jobMarker(params.job)],
+        env: [...(terminal ? terminalEnv(env) : env), jobMarker(params.job)],
         cgroup,
         stdin: params.stdin ? 'pipe' : 'null',
         merge: params.merge,

@@ -1,16 +1,21 @@
-/** Requests about jobs: spawn, kill, read (with its optional wait), write, facts, forget. */
+/** Requests about jobs: environment (the base spawns refer to), spawn, kill, read (with its optional wait), write, facts, forget. */
 import { InvalidInputError } from '../../src/protocol/errors.js';
 import { SupervisedJob } from '../jobs/job.js';
 import type { Handlers, RequestContext } from './context.js';
 import { compilePattern, waitOnOutput } from './read-wait.js';
 import { filterOutput } from '../output/filter.js';
 
-export function jobHandlers(context: RequestContext): Handlers<'spawn' | 'kill' | 'read' | 'write' | 'facts' | 'forget'> {
+export function jobHandlers(context: RequestContext): Handlers<'environment' | 'spawn' | 'kill' | 'read' | 'write' | 'facts' | 'forget'> {
   const { state } = context;
   return {
+    environment: ({ version, entries }) => {
+      state.environment.set(version, entries);
+      return null;
+    },
     spawn: async ({ params }) => {
       const { strategy, config } = state.started();
-      const job = await SupervisedJob.start(params, strategy, config, {
+      const env = state.environment.of(params);
+      const job = await SupervisedJob.start(params, env, strategy, config, {
         onExited: (exited) =>
           context.send({ event: 'exited', job: exited.id, code: exited.exit!.code, signal: exited.exit!.signal, at: exited.exit!.at }),
         onDone: (finished) => context.send({ event: 'cleaned-up', job: finished.id, at: Date.now() }),

@@ -32,6 +32,8 @@ function confusedRequests(): Record<string, unknown>[] {
     { type: 'spawn', params: null },
     { type: 'spawn', params: { job: 'x', command: 5, cwd: {}, env: 'A=B', stdin: 'yes', merge: 1, shell: [] } },
     { type: 'spawn', params: { job: 1, command: 'true', cwd: '/', env: [5, null], stdin: false, merge: false, shell: '/bin/sh' } },
+    { type: 'spawn', params: { job: 1, command: 'true', cwd: '/', env: [], envBase: 99, envUnset: ['=x'], stdin: false, merge: false, shell: '/bin/sh' } },
+    { type: 'environment', version: 0, entries: ['NOEQUALS', 5] },
     { type: 'kill', params: { job: 'x', signal: 'HUP', graceMs: -1 } },
     { type: 'kill', params: { job: 9999, signal: 'TERM', graceMs: 0 } },
     { type: 'kill' },

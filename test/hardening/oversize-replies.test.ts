@@ -12,7 +12,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_FRAME_BYTES } from '../../src/protocol/codec.js';
 import type { SupervisorConfig } from '../../src/protocol/messages.js';
-import { supervisorPid } from '../../src/testing.js';
+import { supervisorInstance } from '../../src/testing.js';
 import { startBareSupervisor, waitForLines } from '../helpers/hardening.js';
 import { isRunning } from '../helpers/kernel.js';
 import { modeRows } from '../helpers/modes.js';
@@ -39,7 +39,7 @@ describe.each(modeRows())('replies larger than a frame (%s)', (mode, skip) => {
     const runtime = await startRuntime(mode, LIMITS);
     const job = await runtime.background({ command: PRINT });
     await waitForLines(runtime, job.id, (lines) => lines.includes('done'), 'the last line');
-    const supervisor = supervisorPid(runtime);
+    const supervisor = supervisorInstance(runtime);
 
     const largest = runtime.settings.maxReadBytes;
     console.log(`[${mode}] largest maxBytes accepted: ${largest} (frame limit ${MAX_FRAME_BYTES})`);
@@ -55,7 +55,7 @@ describe.each(modeRows())('replies larger than a frame (%s)', (mode, skip) => {
     expect(text).toBeLessThanOrEqual(largest);
     expect(text).toBeGreaterThan(largest - 2 * MiB);
     // The supervisor that answered is the one that runs the job: it did not die on the way.
-    expect(supervisorPid(runtime)).toBe(supervisor);
+    expect(supervisorInstance(runtime)).toBe(supervisor);
     expect(isRunning(read.pid!)).toBe(true);
     expect(runtime.list().map((report) => report.state)).toEqual(['running']);
   });

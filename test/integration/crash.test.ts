@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { EofOracle, isReaped, see, waitForFile, waitUntil, type SeenProcess } from '../helpers/kernel.js';
 import { modeRows } from '../helpers/modes.js';
 import { FIXTURES, startRuntime, tempDir, waitForOutput } from '../helpers/runtime.js';
-import { killSupervisor, settledLostCleanups, supervisorPid, waitFor } from '../../src/testing.js';
+import { killSupervisor, settledLostCleanups, supervisorInstance, supervisorPid, waitFor } from '../../src/testing.js';
 
 interface HostInfo {
   supervisorPid: number;
@@ -69,6 +69,7 @@ describe.each(modeRows())('crash safety (%s)', (mode, skip) => {
       await waitForOutput(runtime, job.id, 'ready');
       const escapers = ['setsid', 'nohup', 'pgrp'].map((name) => see(Number(fs.readFileSync(path.join(pids, name), 'utf8'))));
       const oldSupervisor = see(supervisorPid(runtime)!);
+      const oldInstance = supervisorInstance(runtime);
       const cgroupRoot = (await runtime.capabilities()).containment.cgroupRoot;
       killSupervisor(runtime, 'SIGKILL');
       await waitFor(runtime, () => runtime.list()[0]?.state === 'lost', 10_000);
@@ -81,7 +82,8 @@ describe.each(modeRows())('crash safety (%s)', (mode, skip) => {
       if (cgroupRoot) expect(fs.existsSync(cgroupRoot)).toBe(false);
       // The next call starts a fresh supervisor.
       const next = await runtime.background({ command: 'echo again' });
-      expect(supervisorPid(runtime)).not.toBe(oldSupervisor.pid);
+      // By instance: the new supervisor may have the dead one's pid.
+      expect(supervisorInstance(runtime)).not.toBe(oldInstance);
       await waitFor(runtime, () => runtime.list().find((entry) => entry.id === next.id)?.cleanedUp === true, 10_000);
       expect((await runtime.status(next.id)).output?.lines.map((line) => line.text)).toEqual(['again']);
     } finally {

@@ -12,7 +12,7 @@ import type { JobRuntime } from '../../src/index.js';
 import { see, waitForFile, waitUntil } from '../helpers/kernel.js';
 import { modeRows } from '../helpers/modes.js';
 import { FIXTURES, startRuntime, tempDir, waitForOutput } from '../helpers/runtime.js';
-import { killSupervisor, settledLostCleanups, supervisorPid, waitFor } from '../../src/testing.js';
+import { killSupervisor, settledLostCleanups, supervisorInstance, waitFor } from '../../src/testing.js';
 
 /** A job that records its pids (leader and a child) in DIR/NAME, then prints "up". */
 function recordingJob(dir: string, name: string): string {
@@ -139,12 +139,13 @@ describe('host leases across a supervisor crash', () => {
     const host = await startRuntime('process-group', { lockDir });
     const other = await startRuntime('process-group', { lockDir });
     const lease = await host.locks.acquire({ label: 'shell: git push' }, ['worktree:main']);
-    const oldSupervisor = supervisorPid(host);
+    // By instance, not pid: the fresh supervisor may get the dead one's pid.
+    const oldSupervisor = supervisorInstance(host);
     killSupervisor(host, 'SIGKILL');
     // Once the runtime has noticed, its cleanup includes taking the host's leases again.
-    await waitUntil(() => supervisorPid(host) !== oldSupervisor, 'the runtime to notice its supervisor died');
+    await waitUntil(() => supervisorInstance(host) !== oldSupervisor, 'the runtime to notice its supervisor died');
     await settledLostCleanups(host);
-    expect(supervisorPid(host)).not.toBe(oldSupervisor);
+    expect(supervisorInstance(host)).not.toBe(oldSupervisor);
     // Still excluded: the kernel lock is held again, now by the fresh supervisor.
     await expect(other.locks.acquire({ label: 'other runtime' }, ['worktree:main'], { timeoutMs: 300 })).rejects.toMatchObject({
       code: 'ERR_LOCK_TIMEOUT',

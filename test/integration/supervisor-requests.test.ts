@@ -168,6 +168,60 @@ describe.each(modeRows())('a read that waits, one round trip (%s)', (mode, skip)
   });
 });
 
+/** The environment a job's shell was started with (it has printed "ready": past its execve), less HEPH_JOB. */
+async function shellEnvironment(bare: Bare, job: number): Promise<string[]> {
+  const ready = (await bare.request({ type: 'read', params: { job, tail: 1, wait: { ms: 10_000, until: until('^ready'), from: -1 } } })) as Reply;
+  expect(ready.value.waited).toMatchObject({ kind: 'matched' });
+  const pid = ready.value.facts.pid as number;
+  return fs.readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').filter((entry) => entry !== '' && !entry.startsWith('HEPH_JOB='));
+}
+
+describe('the base environment (request environment, spawn envBase)', () => {
+  it('builds a job\'s environment from the base, its unset names and its entries; refuses a base it does not hold and bad entries', async () => {
+    const bare = await bareSupervisor('process-group');
+    const PATH = `PATH=${process.env.PATH}`;
+    expect(await bare.request({ type: 'environment', version: 1, entries: [PATH, 'A=base', 'B=gone', 'C=kept'] })).toMatchObject({ ok: true, value: null });
+    const spawnWith = (job: number, fields: Record<string, unknown>) =>
+      bare.request({ type: 'spawn', params: { job, command: 'echo ready; read line', cwd: '/', stdin: true, merge: false, shell: '/bin/sh', ...fields } }) as Promise<Reply>;
+
+    expect(await spawnWith(0, { env: [] , envBase: 1 })).toMatchObject({ ok: true });
+    expect(await shellEnvironment(bare, 0)).toEqual([PATH, 'A=base', 'B=gone', 'C=kept']);
+    // A changed variable keeps its place, an unset one goes, a new one comes last.
+    expect(await spawnWith(1, { env: ['A=over', 'D=new=value'], envBase: 1, envUnset: ['B', 'NEVER_SET'] })).toMatchObject({ ok: true });
+    expect(await shellEnvironment(bare, 1)).toEqual([PATH, 'A=over', 'C=kept', 'D=new=value']);
+    // Without envBase: the entries are the whole environment (the base is not used).
+    expect(await spawnWith(2, { env: [PATH, 'ONLY=this'] })).toMatchObject({ ok: true });
+    expect(await shellEnvironment(bare, 2)).toEqual([PATH, 'ONLY=this']);
+
+    const refused: [string, Record<string, unknown>, string][] = [
+      ['a base not held', { type: 'spawn', params: { job: 10, command: 'true', cwd: '/', env: [], envBase: 2, stdin: false, merge: false, shell: '/bin/sh' } }, 'envBase 2'],
+      ['envUnset without envBase', { type: 'spawn', params: { job: 11, command: 'true', cwd: '/', env: [PATH], envUnset: ['A'], stdin: false, merge: false, shell: '/bin/sh' } }, 'envUnset'],
+      ['an entry without =', { type: 'spawn', params: { job: 12, command: 'true', cwd: '/', env: ['PATH'], stdin: false, merge: false, shell: '/bin/sh' } }, 'params.env[0]'],
+      ['an entry with no name', { type: 'spawn', params: { job: 13, command: 'true', cwd: '/', env: ['=x'], envBase: 1, stdin: false, merge: false, shell: '/bin/sh' } }, 'params.env[0]'],
+      ['an unset name with =', { type: 'spawn', params: { job: 14, command: 'true', cwd: '/', env: [], envBase: 1, envUnset: ['A=B'], stdin: false, merge: false, shell: '/bin/sh' } }, 'params.envUnset[0]'],
+      ['a NUL in an entry', { type: 'spawn', params: { job: 15, command: 'true', cwd: '/', env: ['A=x\0y'], envBase: 1, stdin: false, merge: false, shell: '/bin/sh' } }, 'params.env[0]'],
+      ['a base of version 0', { type: 'environment', version: 0, entries: [] }, 'version'],
+      ['a base entry without =', { type: 'environment', version: 3, entries: [PATH, 'NOEQUALS'] }, 'entries[1]'],
+      ['a base that is not a list', { type: 'environment', version: 3, entries: 'A=B' }, 'entries'],
+    ];
+    for (const [what, request, named] of refused) {
+      const reply = (await bare.request(request)) as Reply;
+      expect({ what, ok: reply.ok }).toEqual({ what, ok: false });
+      expect(reply.error?.message).toContain(named);
+    }
+    // Nothing was spawned by a refused spawn, and a refused base did not replace the one held.
+    for (const job of [10, 11, 12, 13, 14, 15]) expect(await bare.request({ type: 'facts', job })).toMatchObject({ ok: false, error: { code: 'ERR_JOB_NOT_FOUND' } });
+    expect(await spawnWith(3, { env: [], envBase: 1 })).toMatchObject({ ok: true });
+    expect(await shellEnvironment(bare, 3)).toEqual([PATH, 'A=base', 'B=gone', 'C=kept']);
+  });
+
+  it('refuses a base before hello', async () => {
+    const bare = startBareSupervisor();
+    bares.push(bare);
+    expect(await bare.request({ type: 'environment', version: 1, entries: ['A=B'] })).toMatchObject({ ok: false, error: { message: expect.stringContaining('hello must come first') } });
+  });
+});
+
 describe('diagnostics', () => {
   it('lists what the supervisor has loaded: never child_process', async () => {
     const bare = startBareSupervisor();
