@@ -10,6 +10,7 @@ import { native } from '../native.js';
 import { jobCgroupName, subtreeName } from '../names.js';
 import { removeCgroupTree } from '../platform/cgroup.js';
 import { cgroupOf } from '../platform/procfs.js';
+import type { KeptFiles } from '../platform/kept-files.js';
 import type { Containment } from '../../src/protocol/messages.js';
 import { sameProcess, signalIfStill, signalLeaderFirst } from './signal.js';
 import { markedStragglers } from './stragglers.js';
@@ -18,24 +19,49 @@ import type { ContainmentStrategy, JobIdentity } from './strategy.js';
 
 const SIGKILL = os.signals.SIGKILL;
 
+function parsePids(text: string): number[] {
+  return text.length === 0 ? [] : text.trim().split('\n').map(Number);
+}
+
 function readPids(file: string): number[] {
   try {
-    const text = fs.readFileSync(file, 'latin1');
-    return text.length === 0 ? [] : text.trim().split('\n').map(Number);
+    return parsePids(fs.readFileSync(file, 'latin1'));
   } catch {
     return [];
   }
 }
 
+/** Where a job's kept cgroup.procs and cgroup.stat are read (a job with more pids than fit falls back to a plain read). */
+const keptBuffer = Buffer.allocUnsafe(16 * 1024);
+
+/**
+ * The job cgroup's pids and those of the cgroups below it, through its kept files: cgroup.procs,
+ * then cgroup.stat, whose `nr_descendants 0` spares the walk of the directory in the usual case.
+ * In that order, a process that moves into a new nested cgroup between the two reads was in
+ * cgroup.procs when it was read, or is found by the walk.
+ */
+function jobTreePids(dir: string, files: KeptFiles): number[] {
+  const procs = files.read('cgroup.procs', keptBuffer);
+  if (procs === null) return cgroupTreePids(dir);
+  const pids = parsePids(procs);
+  const descendants = /^nr_descendants (\d+)$/m.exec(files.read('cgroup.stat', keptBuffer) ?? '')?.[1];
+  return descendants === '0' ? pids : [...pids, ...nestedPids(dir)];
+}
+
 /** Every cgroup.procs in a cgroup and below it (a job may create nested cgroups). */
 function cgroupTreePids(dir: string): number[] {
-  const pids = readPids(path.join(dir, 'cgroup.procs'));
+  return [...readPids(path.join(dir, 'cgroup.procs')), ...nestedPids(dir)];
+}
+
+/** The pids of the cgroups below `dir`. */
+function nestedPids(dir: string): number[] {
   let entries: fs.Dirent[] = [];
   try {
     entries = fs.readdirSync(dir, { withFileTypes: true });
   } catch {
-    return pids;
+    return [];
   }
+  const pids: number[] = [];
   for (const entry of entries) if (entry.isDirectory()) pids.push(...cgroupTreePids(path.join(dir, entry.name)));
   return pids;
 }
@@ -73,8 +99,11 @@ export class CgroupStrategy implements ContainmentStrategy {
 
   members(job: JobIdentity): number[] {
     // "populated 0" covers the cgroups below too: one small read instead of a walk of the tree
-    // (the usual case once the leader has exited).
-    return job.cgroup && mayBePopulated(job.cgroup) ? cgroupTreePids(job.cgroup) : [];
+    // (the usual case once the leader has exited). Before the leader is reaped the read is spared:
+    // the cgroup's tree is read anyway (empty if it has emptied) and a running job's status is
+    // the common case.
+    if (!job.cgroup || (job.leaderReaped && !mayBePopulated(job.cgroup))) return [];
+    return job.files ? jobTreePids(job.cgroup, job.files) : cgroupTreePids(job.cgroup);
   }
 
   signalAll(job: JobIdentity, signal: number): void {

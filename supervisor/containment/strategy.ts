@@ -3,6 +3,7 @@
  * strategies implement (cgroup.ts, process-group.ts), and what they know about a job.
  */
 import type { Containment } from '../../src/protocol/messages.js';
+import type { KeptFiles } from '../platform/kept-files.js';
 
 /** What a strategy needs to know about one job. */
 export interface JobIdentity {
@@ -21,6 +22,8 @@ export interface JobIdentity {
   leaderReaped?: boolean;
   /** A pidfd on the leader while we hold one: signals through it can never reach another process. */
   pidfd?: number;
+  /** The job cgroup's files that every status reads, kept open until cleanup (cgroup mode). */
+  files?: KeptFiles;
 }
 
 export interface ContainmentStrategy {

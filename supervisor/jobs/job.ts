@@ -21,6 +21,7 @@ import { hasZombieChildren } from './zombies.js';
 import { pipeInput, terminalInput, type JobInput } from './job-input.js';
 import { JobTerminal, openTerminal, terminalEnv, type Terminal } from './terminal.js';
 import { jobStats } from './stats.js';
+import { KeptFiles } from '../platform/kept-files.js';
 
 const SIGNALS: Record<SignalName, number> = { INT: os.signals.SIGINT, TERM: os.signals.SIGTERM, KILL: os.signals.SIGKILL };
 const SIGCONT = os.signals.SIGCONT;
@@ -95,6 +96,7 @@ export class SupervisedJob implements WaitableJob {
       pipes: new Set(reply.pipes),
       pidfd: spawned.pidfd,
       ...(terminal ? { terminal: terminal.path } : {}),
+      ...(reply.cgroup ? { files: new KeptFiles(reply.cgroup) } : {}),
     };
     this.pidfd = spawned.pidfd;
     this.hadStdin = spawned.stdin >= 0 || terminal !== null;
@@ -165,7 +167,7 @@ export class SupervisedJob implements WaitableJob {
     this.terminal?.closeSlave();
     const pidfd = this.pidfd;
     this.pidfd = -1;
-    return stopAbandoned(this.id + 1, this.identity, this.strategy, pidfd);
+    return stopAbandoned(this.id + 1, this.identity, this.strategy, pidfd).finally(() => this.identity.files?.close());
   }
 
   /**
@@ -252,8 +254,10 @@ export class SupervisedJob implements WaitableJob {
     // What the leader wrote before it exited is in the pipes already, but the reap may be handled
     // before the loop has polled the pipes since (the reaper's queue is drained in one go): after
     // the next poll phase (an immediate scheduled from an immediate) it is in the ring, so the
-    // exit is never reported ahead of the output that preceded it.
-    afterNextPoll(() => {
+    // exit is never reported ahead of the output that preceded it. Pipes already at end of file
+    // hold nothing more: then the exit is handled now (the usual case for a job whose processes
+    // are all gone: the kernel closed the pipes before the reaper saw the exit).
+    (this.outputEnded() ? (fn: () => void) => fn() : afterNextPoll)(() => {
       this.exit = { code, signal: signal ? signalName(signal) : null, at };
       if (this.pidfd >= 0) {
         this.identity.pidfd = -1;
@@ -436,7 +440,11 @@ export class SupervisedJob implements WaitableJob {
 
   private finish(): void {
     this.cleanedUp = true;
-    this.stopWatching();
+    this.identity.files?.close();
+    // Removing the cgroup's watch (inotify_rm_watch: tens of µs) is bookkeeping: it waits until a
+    // waiting read woken below has sent its answer (replies leave before the next immediate). An
+    // event meanwhile finds the job cleaned up and does nothing.
+    setImmediate(() => this.stopWatching());
     this.stdin?.destroy();
     this.stdin = null;
     // Every process is gone: what the terminal still holds is read now, and it is closed.
@@ -459,6 +467,11 @@ export class SupervisedJob implements WaitableJob {
   }
 
   private isDrained = false;
+
+  /** Every output pipe is at end of file and read to it (a terminal's master never is before cleanup). */
+  private outputEnded(): boolean {
+    return this.rawOutputs.length === 0 && this.terminal === null && this.streams.length > 0 && this.streams.every((stream) => stream.readableEnded);
+  }
 
   private complete(): void {
     if (this.isDrained) return;

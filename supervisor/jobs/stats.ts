@@ -19,6 +19,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { listeningPorts, uniquePorts } from '../platform/ports.js';
 import { withOpenFile } from '../platform/procfs.js';
+import { readSeqFile } from '../platform/kept-files.js';
 import type { ContainmentStrategy, JobIdentity } from '../containment/index.js';
 
 import type { JobStats } from '../../src/protocol/stats.js';
@@ -34,18 +35,10 @@ const USER_HZ = 100;
 const buffer = Buffer.allocUnsafe(8192);
 
 /** The whole of a small file, or null when it cannot be read (the process is gone). Fewer system
- * calls than readFileSync (no fstat; /proc files report size 0 anyway). */
+ * calls than readFileSync (no fstat; /proc files report size 0 anyway), and no read to see the
+ * end where a short read already says it (these are seq_files: see readSeqFile). */
 function readSmall(file: string): string | null {
-  return withOpenFile(file, (fd) => {
-    let length = 0;
-    for (;;) {
-      const count = fs.readSync(fd, buffer, length, buffer.length - length, null);
-      if (count === 0) break;
-      length += count;
-      if (length === buffer.length) return null; // not a small file: no guesswork
-    }
-    return buffer.toString('latin1', 0, length);
-  });
+  return withOpenFile(file, (fd) => readSeqFile(fd, buffer));
 }
 
 function isPowerOfTwo(value: number): boolean {
@@ -104,17 +97,23 @@ export function pageSize(): number {
   return cachedPageSize;
 }
 
+/** A file of the job's cgroup: through its kept descriptor where the job has one (platform/kept-files.ts). */
+function readCgroupFile(identity: JobIdentity, name: string): string | null {
+  if (identity.files) return identity.files.read(name, buffer);
+  return identity.cgroup === null ? null : readSmall(path.join(identity.cgroup, name));
+}
+
 /** The first number of a one-number cgroup file (`memory.current`); null when absent. */
-function readCgroupNumber(file: string): number | null {
-  const text = readSmall(file);
+function readCgroupNumber(identity: JobIdentity, name: string): number | null {
+  const text = readCgroupFile(identity, name);
   if (text === null) return null;
   const value = Number(text.trim());
   return Number.isFinite(value) && value >= 0 ? value : null;
 }
 
 /** `usage_usec` of a cgroup's cpu.stat, in seconds; null when absent. */
-function readCgroupCpu(dir: string): number | null {
-  const text = readSmall(path.join(dir, 'cpu.stat'));
+function readCgroupCpu(identity: JobIdentity): number | null {
+  const text = readCgroupFile(identity, 'cpu.stat');
   if (text === null) return null;
   const match = /^usage_usec (\d+)$/m.exec(text);
   return match ? Number(match[1]) / 1e6 : null;
@@ -168,11 +167,8 @@ export function jobStats(
   identity: JobIdentity,
   members: readonly number[] = strategy.members(identity),
 ): JobStats {
-  const cgroup = identity.cgroup;
-
-  const memoryBytes =
-    (cgroup === null ? null : readCgroupNumber(path.join(cgroup, 'memory.current'))) ?? sumOver(members, residentBytes);
-  const cpuSeconds = (cgroup === null ? null : readCgroupCpu(cgroup)) ?? sumOver(members, cpuSecondsOf);
+  const memoryBytes = readCgroupNumber(identity, 'memory.current') ?? sumOver(members, residentBytes);
+  const cpuSeconds = readCgroupCpu(identity) ?? sumOver(members, cpuSecondsOf);
 
   return { procs: members.length, memoryBytes, cpuSeconds, ports: uniquePorts(listeningPorts(members)) };
 }

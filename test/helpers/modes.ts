@@ -25,6 +25,20 @@ function probeCgroup(): string | null {
 
 export const cgroupUnavailable = probeCgroup();
 
+/** The cgroup v2 directory tests may make cgroups in (a test's own, moved in by hand), or why none. */
+export function writableCgroupParent(): { parent: string } | { reason: string } {
+  const own = findOwnCgroupDir();
+  if (!own.ok) return { reason: own.reason };
+  const dir = path.join(own.parent, `heph-test-probe-${process.pid}`);
+  try {
+    fs.mkdirSync(dir);
+    fs.rmdirSync(dir);
+    return { parent: own.parent };
+  } catch (error) {
+    return { reason: `cannot create a cgroup under ${own.parent}: ${(error as Error).message}` };
+  }
+}
+
 if (cgroupUnavailable && process.env.HEPH_REQUIRE_CGROUP === '1') {
   throw new Error(`HEPH_REQUIRE_CGROUP=1 but cgroup containment is unavailable: ${cgroupUnavailable}`);
 }

@@ -14,13 +14,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { findOwnCgroupDir } from '../../supervisor/platform/cgroup.js';
 import { listeningPorts, parseProcNetTcp, socketInodes } from '../../supervisor/platform/ports.js';
 import { descendantsOf, listProcesses, readProcStat } from '../../supervisor/platform/procfs.js';
 import type { JobIdentity } from '../../supervisor/containment/index.js';
 import { jobStats, pageSize } from '../../supervisor/jobs/stats.js';
 import { formatBytes, formatStats } from '../../src/reports/stats-format.js';
 import { waitUntil } from '../helpers/kernel.js';
+import { writableCgroupParent } from '../helpers/modes.js';
 
 const MiB = 1024 * 1024;
 
@@ -367,20 +367,7 @@ describe('jobStats from /proc (no cgroup)', () => {
 });
 
 // A cgroup this test may create, next to the supervisors' (under this process's own cgroup).
-function probeCgroupParent(): { parent: string } | { reason: string } {
-  const own = findOwnCgroupDir();
-  if (!own.ok) return { reason: own.reason };
-  const dir = path.join(own.parent, `heph-stats-probe-${process.pid}`);
-  try {
-    fs.mkdirSync(dir);
-    fs.rmdirSync(dir);
-    return { parent: own.parent };
-  } catch (error) {
-    return { reason: `cannot create a cgroup under ${own.parent}: ${(error as Error).message}` };
-  }
-}
-
-const cgroupProbe = probeCgroupParent();
+const cgroupProbe = writableCgroupParent();
 let cgroupCount = 0;
 
 function makeCgroup(): string {
