@@ -285,8 +285,10 @@ if (noPidNamespace) console.warn(`[heph-jobs tests] the runtime's pid reuse skip
 
 describe.each(modeRows())('a runtime whose new supervisor gets a dead one\'s pid (%s)', (mode, skip) => {
   it.skipIf(skip || noPidNamespace !== null)('is told apart from the dead one, which keeps its own jobs', async () => {
-    // The shell (the namespace's init) reaps what is reparented to it while the host runs.
-    const run = spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'sh', '-c', '"$0" "$@"; exit $?', process.execPath, PID_REUSE_HOST, mode], {
+    // The shell (the namespace's init) reaps what is reparented to it while the host runs. Should
+    // the host hang, the timeout's SIGTERM to unshare SIGKILLs that shell (--kill-child), and with
+    // a namespace's init the kernel kills every process in it.
+    const run = spawnSync('unshare', ['--pid', '--fork', '--mount-proc', '--kill-child', 'sh', '-c', '"$0" "$@"; exit $?', process.execPath, PID_REUSE_HOST, mode], {
       encoding: 'utf8',
       timeout: 50_000,
     });
