@@ -19,7 +19,7 @@ import { describe, expect, it } from 'vitest';
 import { createTools, type JobRuntime } from '../../src/index.js';
 import { EofOracle, isReaped, isRunning, see, waitForFile, waitUntil, type SeenProcess } from '../helpers/kernel.js';
 import { bareConfig, startBareSupervisor, summary, within } from '../helpers/hardening.js';
-import { modeRows } from '../helpers/modes.js';
+import { modeRows, writableCgroupParent, type Mode } from '../helpers/modes.js';
 import { FIXTURES, startRuntime, tempDir, waitForOutput } from '../helpers/runtime.js';
 import { waitFor } from '../../src/testing.js';
 
@@ -283,29 +283,55 @@ function privatePidNamespaceProblem(): string | null {
 const noPidNamespace = privatePidNamespaceProblem();
 if (noPidNamespace) console.warn(`[heph-jobs tests] the runtime's pid reuse skipped: ${noPidNamespace}`);
 
+/**
+ * A cgroup of the test's own for the host's supervisors. A supervisor in another pid namespace
+ * cannot see the suite's supervisors, so it would judge their `heph-jobs-<pid>-<start>` subtrees
+ * dead and stop their jobs (a fresh-clone CI run lost a job of another test file that way): its
+ * sweeps must look only here. Null where no cgroup is writable (then it cannot stop any either).
+ */
+function privateCgroupParent(): string | null {
+  const writable = writableCgroupParent();
+  if (!('parent' in writable)) return null;
+  const dir = path.join(writable.parent, `heph-test-pidns-${process.pid}-${Date.now()}`);
+  fs.mkdirSync(dir);
+  return dir;
+}
+
 describe.each(modeRows())('a runtime whose new supervisor gets a dead one\'s pid (%s)', (mode, skip) => {
   it.skipIf(skip || noPidNamespace !== null)('is told apart from the dead one, which keeps its own jobs', async () => {
-    // The shell (the namespace's init) reaps what is reparented to it while the host runs. Should
-    // the host hang, the timeout's SIGTERM to unshare SIGKILLs that shell (--kill-child), and with
-    // a namespace's init the kernel kills every process in it.
-    const run = spawnSync('unshare', ['--pid', '--fork', '--mount-proc', '--kill-child', 'sh', '-c', '"$0" "$@"; exit $?', process.execPath, PID_REUSE_HOST, mode], {
-      encoding: 'utf8',
-      timeout: 50_000,
-    });
-    expect(run.status, run.stderr).toBe(0);
-    const seen = JSON.parse(run.stdout.trim().split('\n').pop()!);
-    // The pid alone cannot tell them apart (the control: the old oracle fails here); the instance does.
-    expect(seen.namesake.pid).toBe(seen.dead.pid);
-    expect(seen.namesake.instance).not.toBe(seen.dead.instance);
-    // The dead one's jobs stay its own: lost, their output gone with it.
-    expect(seen.lostStatus.split('\n')[1]).toMatch(/^job \d+ is lost: its supervisor died/);
-    expect(seen.lostKill).toContain('had already ended');
-    // The namesake runs what comes next, and loses only its own jobs when it dies.
-    expect(seen.nextStatus).toContain('> again');
-    expect(seen.nextState).toBe('lost');
-    expect(seen.reasonBefore).toMatch(/supervisor/);
-    expect(seen.reasonAfter).toBe(seen.reasonBefore);
-    expect(seen.finishedState).toBe('exited');
-    summary(6, 1, 0, `${mode}: the runtime's supervisor got pid ${seen.dead.pid} of a dead one`);
+    const cgroupParent = privateCgroupParent();
+    try {
+      await toldApart(mode, cgroupParent);
+    } finally {
+      // The host's close() removed its subtrees; what is left is the empty directory.
+      if (cgroupParent) fs.rmdirSync(cgroupParent);
+    }
   });
 });
+
+/** Runs the host in its own pid namespace and checks what it saw. */
+async function toldApart(mode: Mode, cgroupParent: string | null): Promise<void> {
+  // The shell (the namespace's init) reaps what is reparented to it while the host runs. Should
+  // the host hang, the timeout's SIGTERM to unshare SIGKILLs that shell (--kill-child), and with
+  // a namespace's init the kernel kills every process in it.
+  const run = spawnSync('unshare', ['--pid', '--fork', '--mount-proc', '--kill-child', 'sh', '-c', '"$0" "$@"; exit $?', process.execPath, PID_REUSE_HOST, mode], {
+    encoding: 'utf8',
+    timeout: 50_000,
+    env: { ...process.env, ...(cgroupParent ? { HEPH_TEST_CGROUP_PARENT: cgroupParent } : {}) },
+  });
+  expect(run.status, run.stderr).toBe(0);
+  const seen = JSON.parse(run.stdout.trim().split('\n').pop()!);
+  // The pid alone cannot tell them apart (the control: the old oracle fails here); the instance does.
+  expect(seen.namesake.pid).toBe(seen.dead.pid);
+  expect(seen.namesake.instance).not.toBe(seen.dead.instance);
+  // The dead one's jobs stay its own: lost, their output gone with it.
+  expect(seen.lostStatus.split('\n')[1]).toMatch(/^job \d+ is lost: its supervisor died/);
+  expect(seen.lostKill).toContain('had already ended');
+  // The namesake runs what comes next, and loses only its own jobs when it dies.
+  expect(seen.nextStatus).toContain('> again');
+  expect(seen.nextState).toBe('lost');
+  expect(seen.reasonBefore).toMatch(/supervisor/);
+  expect(seen.reasonAfter).toBe(seen.reasonBefore);
+  expect(seen.finishedState).toBe('exited');
+  summary(6, 1, 0, `${mode}: the runtime's supervisor got pid ${seen.dead.pid} of a dead one`);
+}
