@@ -3,27 +3,42 @@
  * which supervisor instance (SPEC 2): its process title, its cgroup subtree with one child cgroup
  * per job, and the marker every process of a job carries in its environment. Each names the
  * instance by `<pid>-<start>` (src/protocol/identity.ts), never by the pid alone: a later
- * supervisor with a recycled pid has other names.
+ * supervisor with a recycled pid has other names. A pid means something only in its pid
+ * namespace: a marker is read only from processes of ours, but the cgroup tree is shared by every
+ * namespace on the machine, so a subtree's name carries the namespace too.
  */
 import { instanceName, parseInstanceName, type SupervisorIdentity } from '../src/protocol/identity.js';
 import { ownIdentity } from './identity.js';
+import { ownPidNamespace } from './platform/procfs.js';
 
 export const PROCESS_TITLE = 'heph-jobs supervisor';
 
 type Instance = Pick<SupervisorIdentity, 'pid' | 'start'>;
 
 const SUBTREE_PREFIX = 'heph-jobs-';
+/** Between the instance and its pid namespace's inode in a subtree's name. */
+const NAMESPACE_INFIX = '-pidns';
 /** The environment variable of the marker. */
 export const MARKER_KEY = 'HEPH_JOB=';
 
-/** The cgroup subtree of supervisor instance `instance`, made under its cgroup parent. */
+/**
+ * The cgroup subtree of supervisor instance `instance` of our pid namespace, made under its cgroup
+ * parent: `heph-jobs-<pid>-<start>-pidns<inode>`.
+ */
 export function subtreeName(instance: Instance = ownIdentity()): string {
-  return `${SUBTREE_PREFIX}${instanceName(instance)}`;
+  return `${SUBTREE_PREFIX}${instanceName(instance)}${NAMESPACE_INFIX}${ownPidNamespace()}`;
 }
 
-/** The instance whose subtree is named `name` (`heph-jobs-<pid>-<start>`), or null. */
-export function subtreeInstance(name: string): Instance | null {
-  return name.startsWith(SUBTREE_PREFIX) ? parseInstanceName(name.slice(SUBTREE_PREFIX.length)) : null;
+/**
+ * The instance whose subtree is named `name`, or null: not a subtree's name, or the subtree of a
+ * supervisor in another pid namespace. Its pid cannot be judged from here (to /proc, every instance
+ * outside looks dead, and a pid of a namespace below names some other process of ours).
+ */
+export function ownNamespaceSubtreeInstance(name: string): Instance | null {
+  if (!name.startsWith(SUBTREE_PREFIX)) return null;
+  const infix = name.lastIndexOf(NAMESPACE_INFIX);
+  if (infix < 0 || name.slice(infix + NAMESPACE_INFIX.length) !== ownPidNamespace()) return null;
+  return parseInstanceName(name.slice(SUBTREE_PREFIX.length, infix));
 }
 
 /** Job `job`'s cgroup, inside its supervisor's subtree. */

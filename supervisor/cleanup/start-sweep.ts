@@ -2,15 +2,16 @@
  * The sweep when a supervisor starts (issue 12, item 9): a runtime and its supervisor killed
  * together (an OOM kill takes both) leave their jobs running and their cgroups behind, and no one
  * is left to send `cleanup-lost`. So each new supervisor looks for dead instances' leftovers, the
- * `heph-jobs-<pid>-<start>` subtrees under our cgroup parent and the processes of our uid whose
- * marker names an instance, and has lost-cleanup.ts stop each dead one's (a live instance's
- * names are never acted on: its pid still has that start time).
+ * `heph-jobs-<pid>-<start>-pidns<inode>` subtrees of our pid namespace under our cgroup parent and
+ * the processes of our uid and namespace whose marker names an instance, and has lost-cleanup.ts
+ * stop each dead one's (a live instance's names are never acted on: its pid still has that start
+ * time; another namespace's are never judged: its pids mean other processes here).
  */
 import fs from 'node:fs';
 import { setImmediate } from 'node:timers/promises';
 import { instanceName, type SupervisorIdentity } from '../../src/protocol/identity.js';
 import { bootId, instanceAlive } from '../identity.js';
-import { MARKER_KEY, parseMarker, subtreeInstance } from '../names.js';
+import { MARKER_KEY, ownNamespaceSubtreeInstance, parseMarker } from '../names.js';
 import { environEntries, listProcesses } from '../platform/procfs.js';
 import { cleanupLostSupervisor, judgeable, type CleanupScope } from './lost-cleanup.js';
 
@@ -41,7 +42,7 @@ export async function deadInstances(scope: CleanupScope): Promise<SupervisorIden
       // No parent (any more): nothing of ours below it.
     }
     for (const entry of entries) {
-      const instance = entry.isDirectory() ? subtreeInstance(entry.name) : null;
+      const instance = entry.isDirectory() ? ownNamespaceSubtreeInstance(entry.name) : null;
       if (instance !== null) consider(instance);
     }
   }

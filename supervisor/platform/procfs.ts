@@ -218,7 +218,22 @@ export function processOwner(pid: number): number | null {
   }
 }
 
-let ownPidNamespace: string | null = null;
+let ownPidNamespaceLink: string | null = null;
+
+/** Our pid namespace as /proc links it (`pid:[<inode>]`): the same text in every namespace. */
+function readOwnPidNamespaceLink(): string {
+  ownPidNamespaceLink ??= fs.readlinkSync('/proc/self/ns/pid');
+  return ownPidNamespaceLink;
+}
+
+/**
+ * Our pid namespace's inode number (decimal digits): it names the namespace for as long as it
+ * lives, and reads the same from every namespace, so it can qualify a pid in a name that other
+ * namespaces see (a cgroup subtree's).
+ */
+export function ownPidNamespace(): string {
+  return readOwnPidNamespaceLink().slice('pid:['.length, -1);
+}
 
 /**
  * Whether process `pid` lives in our pid namespace: a pid written into a marker by a supervisor
@@ -226,8 +241,7 @@ let ownPidNamespace: string | null = null;
  */
 export function inOurPidNamespace(pid: number): boolean {
   try {
-    ownPidNamespace ??= fs.readlinkSync('/proc/self/ns/pid');
-    return fs.readlinkSync(`/proc/${pid}/ns/pid`) === ownPidNamespace;
+    return fs.readlinkSync(`/proc/${pid}/ns/pid`) === readOwnPidNamespaceLink();
   } catch {
     return false;
   }

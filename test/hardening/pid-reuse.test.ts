@@ -19,7 +19,8 @@ import { describe, expect, it } from 'vitest';
 import { createTools, type JobRuntime } from '../../src/index.js';
 import { EofOracle, isReaped, isRunning, see, waitForFile, waitUntil, type SeenProcess } from '../helpers/kernel.js';
 import { bareConfig, startBareSupervisor, summary, within } from '../helpers/hardening.js';
-import { modeRows, writableCgroupParent, type Mode } from '../helpers/modes.js';
+import { modeRows, type Mode } from '../helpers/modes.js';
+import { inPidNamespace, pidNamespaceProblem, privateCgroupParent } from '../helpers/namespaces.js';
 import { FIXTURES, startRuntime, tempDir, waitForOutput } from '../helpers/runtime.js';
 import { waitFor } from '../../src/testing.js';
 
@@ -275,31 +276,14 @@ describe.each(modeRows())('a supervisor with a dead supervisor\'s pid (%s)', (mo
  */
 const PID_REUSE_HOST = path.join(FIXTURES, 'pid-reuse-host.mjs');
 
-function privatePidNamespaceProblem(): string | null {
-  const probe = spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'sh', '-c', `echo 500 > ${NS_LAST_PID}`]);
-  return probe.status === 0 ? null : `cannot make a pid namespace (unshare --pid --fork --mount-proc): ${probe.stderr?.toString().trim() || probe.error?.message}`;
-}
-
-const noPidNamespace = privatePidNamespaceProblem();
+const noPidNamespace = pidNamespaceProblem(`echo 500 > ${NS_LAST_PID}`);
 if (noPidNamespace) console.warn(`[heph-jobs tests] the runtime's pid reuse skipped: ${noPidNamespace}`);
-
-/**
- * A cgroup of the test's own for the host's supervisors. A supervisor in another pid namespace
- * cannot see the suite's supervisors, so it would judge their `heph-jobs-<pid>-<start>` subtrees
- * dead and stop their jobs (a fresh-clone CI run lost a job of another test file that way): its
- * sweeps must look only here. Null where no cgroup is writable (then it cannot stop any either).
- */
-function privateCgroupParent(): string | null {
-  const writable = writableCgroupParent();
-  if (!('parent' in writable)) return null;
-  const dir = path.join(writable.parent, `heph-test-pidns-${process.pid}-${Date.now()}`);
-  fs.mkdirSync(dir);
-  return dir;
-}
 
 describe.each(modeRows())('a runtime whose new supervisor gets a dead one\'s pid (%s)', (mode, skip) => {
   it.skipIf(skip || noPidNamespace !== null)('is told apart from the dead one, which keeps its own jobs', async () => {
-    const cgroupParent = privateCgroupParent();
+    // A cgroup of the test's own for the host's supervisors, removed after it: what they leave is
+    // checked there alone.
+    const cgroupParent = privateCgroupParent('pid-reuse');
     try {
       await toldApart(mode, cgroupParent);
     } finally {
@@ -314,7 +298,7 @@ async function toldApart(mode: Mode, cgroupParent: string | null): Promise<void>
   // The shell (the namespace's init) reaps what is reparented to it while the host runs. Should
   // the host hang, the timeout's SIGTERM to unshare SIGKILLs that shell (--kill-child), and with
   // a namespace's init the kernel kills every process in it.
-  const run = spawnSync('unshare', ['--pid', '--fork', '--mount-proc', '--kill-child', 'sh', '-c', '"$0" "$@"; exit $?', process.execPath, PID_REUSE_HOST, mode], {
+  const run = spawnSync('unshare', inPidNamespace(process.execPath, [PID_REUSE_HOST, mode]), {
     encoding: 'utf8',
     timeout: 50_000,
     env: { ...process.env, ...(cgroupParent ? { HEPH_TEST_CGROUP_PARENT: cgroupParent } : {}) },

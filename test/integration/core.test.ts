@@ -158,7 +158,7 @@ describe.each(modeRows())('supervisor core (%s)', (mode, skip) => {
     // The subtree names the supervisor instance: its pid and its start time.
     const instance = supervisorHello(runtime)!.instance;
     expect(instance.pid).toBe(supervisorPid(runtime));
-    if (mode === 'cgroup') expect(cgroupLine).toMatch(new RegExp(`/heph-jobs-${instance.pid}-${instance.start}/job-${report.id}$`));
+    if (mode === 'cgroup') expect(cgroupLine).toMatch(new RegExp(`/heph-jobs-${instance.pid}-${instance.start}-pidns\\d+/job-${report.id}$`));
     else expect(cgroupLine).not.toContain('heph-jobs');
   });
 
