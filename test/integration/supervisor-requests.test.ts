@@ -143,19 +143,26 @@ describe.each(modeRows())('a read that waits, one round trip (%s)', (mode, skip)
     } while (Date.now() < deadline);
     expect(last.value.output.lines[0]).toMatchObject({ partial: true, text: rendered });
 
+    // What one scan of the line costs here and now (rendering 6 MiB of escapes and matching them:
+    // a few tenths of a second, far more on a loaded machine): a wait of 1 ms still scans once.
+    const beforeOne = cpuTicks(bare.child.pid!);
+    const once = (await bare.request({ type: 'read', params: { job, tail: 0, wait: { ms: 1, until: until('never printed') } } }, 15_000)) as Reply;
+    expect(once.value.waited).toMatchObject({ kind: 'timed-out' });
+    const oneScan = Math.max(1, cpuTicks(bare.child.pid!) - beforeOne);
+    // A wait that lasts six scans: scanning again and again would cost all of it. One that sleeps
+    // costs its one scan and the collection of what that scan made (measured: 1.5-1.8 scans).
+    const waitMs = Math.max(2_000, oneScan * 10 * 6);
     const before = cpuTicks(bare.child.pid!);
-    const waiting = bare.request({ type: 'read', params: { job, tail: 0, wait: { ms: 2_000, until: until('never printed') } } }, 15_000);
+    const waiting = bare.request({ type: 'read', params: { job, tail: 0, wait: { ms: waitMs, until: until('never printed') } } }, waitMs + 15_000);
     for (let i = 0; i < 8; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await new Promise((resolve) => setTimeout(resolve, waitMs / 10));
       expect(await bare.request({ type: 'ping' }, 5_000)).toMatchObject({ ok: true });
     }
     const reply = (await waiting) as Reply;
     const used = cpuTicks(bare.child.pid!) - before;
     expect(reply.value.waited).toMatchObject({ kind: 'timed-out' });
-    // One scan of the line costs about a tenth of a second (rendering 6 MiB of escapes); scanning
-    // it again and again for the whole wait costs most of its two seconds.
-    console.log(`[${mode}] the supervisor used ${used} CPU ticks during a 2 s wait on a 6 MiB unfinished line`);
-    expect(used).toBeLessThan(80);
+    console.log(`[${mode}] one scan of a 6 MiB unfinished line took ${oneScan} CPU ticks; a ${waitMs} ms wait on it ${used}`);
+    expect(used).toBeLessThan(oneScan * 3 + 20);
   });
 
   it.skipIf(skip)('refuses a pattern that does not compile, and a wait of the wrong shape', async () => {
