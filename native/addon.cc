@@ -27,7 +27,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("signalPid", Napi::Function::New(env, heph::SignalPid, "signalPid"));
   exports.Set("signalChildGroup", Napi::Function::New(env, heph::SignalChildGroup, "signalChildGroup"));
   exports.Set("closeFd", Napi::Function::New(env, heph::CloseFd, "closeFd"));
-  exports.Set("watchPidfd", Napi::Function::New(env, heph::WatchPidfd, "watchPidfd"));
+  exports.Set("watchParent", Napi::Function::New(env, heph::WatchParent, "watchParent"));
   exports.Set("cgroupCreate", Napi::Function::New(env, heph::CgroupCreate, "cgroupCreate"));
   exports.Set("cgroupRemove", Napi::Function::New(env, heph::CgroupRemove, "cgroupRemove"));
   exports.Set("cgroupKill", Napi::Function::New(env, heph::CgroupKill, "cgroupKill"));

@@ -1,4 +1,5 @@
-// Process-level operations: session, subreaper, pidfds, signals, and a watcher for pidfd exit.
+// Process-level operations: session, subreaper, pidfds, signals, and the supervisor's watch on its
+// parent.
 #pragma once
 
 #include <napi.h>
@@ -13,6 +14,6 @@ Napi::Value PidfdSendSignal(const Napi::CallbackInfo& info);
 Napi::Value SignalPid(const Napi::CallbackInfo& info);
 Napi::Value SignalChildGroup(const Napi::CallbackInfo& info);
 Napi::Value CloseFd(const Napi::CallbackInfo& info);
-Napi::Value WatchPidfd(const Napi::CallbackInfo& info);
+Napi::Value WatchParent(const Napi::CallbackInfo& info);
 
 }  // namespace heph

@@ -39,21 +39,18 @@ const channel: SupervisorChannel = new SupervisorChannel(
   stop,
 );
 
-// The parent's death, seen through a pidfd: covers a runtime whose channel end leaked into some
-// other process. If the parent died before we got here, we were reparented: shut down now.
+// The parent's death: the kernel's parent-death signal, which comes before a dying runtime has
+// torn down its memory (the channel's EOF comes only after that, when its files are closed), and
+// its pidfd, which also covers a runtime whose channel end leaked into some other process. If the
+// parent died before we got here, we were reparented: shut down now.
 const expectedParent = Number(process.env.HEPH_JOBS_PARENT_PID);
 try {
-  if (process.ppid !== expectedParent) throw new Error('parent already gone');
-  const pidfd = native.pidfdOpen(expectedParent);
-  try {
-    native.watchPidfd(pidfd, (error) => {
-      // A watch that failed says nothing of the parent: the channel's EOF still tells us it died.
-      if (error) process.stderr.write(`heph-jobs supervisor: cannot watch the runtime process: ${error.message}\n`);
-      else stop();
-    });
-  } finally {
-    native.closeFd(pidfd); // the watch holds its own copy
-  }
+  const watching = native.watchParent(expectedParent, (error) => {
+    // A watch that failed says nothing of the parent: the channel's EOF still tells us it died.
+    if (error) process.stderr.write(`heph-jobs supervisor: cannot watch the runtime process: ${error.message}\n`);
+    else stop();
+  });
+  if (!watching) throw new Error('parent already gone');
 } catch {
   stop();
 }

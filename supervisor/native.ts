@@ -88,8 +88,14 @@ export interface NativeAddon {
    */
   signalChildGroup(pid: number, signal: number): boolean;
   closeFd(fd: number): void;
-  /** Calls back once the process exits; with an errno error if the watch itself failed. */
-  watchPidfd(pidfd: number, callback: (error?: Error) => void): void;
+  /**
+   * Watches our parent `pid` (once per process): calls back once when it dies, saying how it was
+   * seen: `death-signal` (the parent-death signal, sent when the thread that spawned us exits,
+   * before a dying process tears down its memory) or `exit` (its pidfd: the whole process has
+   * exited). With an errno error instead if the watch itself failed. False, and no callback,
+   * when `pid` is no longer our parent.
+   */
+  watchParent(pid: number, callback: (error: Error | null, how?: 'death-signal' | 'exit') => void): boolean;
   cgroupCreate(dir: string): void;
   /** False while the cgroup is busy (not yet empty). */
   cgroupRemove(dir: string): boolean;
@@ -252,7 +258,7 @@ function withCode(error: unknown): unknown {
 }
 
 /**
- * The addon with `code` on every errno error it throws or hands to a callback (watchPidfd's): the
+ * The addon with `code` on every errno error it throws or hands to a callback (watchParent's): the
  * binary names none itself, so that it needs nothing newer than glibc 2.28 (see native/errors.h).
  */
 function withErrnoCodes(addon: NativeAddon): NativeAddon {

@@ -33,7 +33,10 @@ async function killEverythingBelowUs(): Promise<void> {
 export function shutdown(state: SupervisorState, close: () => void): Promise<void> {
   state.shuttingDown ??= (async () => {
     const jobs = [...state.jobs.values()];
-    // Every job's kill before any job's cleanup: the last process dies as soon as it can.
+    // Every job's kill before any job's cleanup: the last process dies as soon as it can. In one
+    // step where the strategy can; each job's own kill then only marks it (and covers a job the
+    // one step missed).
+    state.setup?.strategy.killEveryJob();
     for (const job of jobs) job.killNow();
     await Promise.all(jobs.map((job) => job.destroy()));
     await killEverythingBelowUs();

@@ -119,6 +119,17 @@ export class CgroupStrategy implements ContainmentStrategy {
     if (job.cgroup) native.cgroupKill(job.cgroup);
   }
 
+  killEveryJob(): boolean {
+    // Every job's cgroup is below our subtree and we are not in it: one write, and the kernel
+    // signals them all before any of them runs again (one write per job let the first job's dying
+    // processes take the CPU from us before we reached the last job).
+    try {
+      return native.cgroupKill(this.root);
+    } catch {
+      return false;
+    }
+  }
+
   /**
    * Empty when the cgroup is, and no process that left it (a job running as root can write its
    * pid into another cgroup) still carries the job's marker below us: escapers are reparented to

@@ -88,5 +88,9 @@ export class ProcessGroupStrategy implements ContainmentStrategy {
     return true;
   }
 
+  killEveryJob(): boolean {
+    return false; // no one handle on every job: each job's killAll signals its own
+  }
+
   dispose(): void {}
 }

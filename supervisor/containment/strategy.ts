@@ -38,6 +38,12 @@ export interface ContainmentStrategy {
   signalAll(job: JobIdentity, signal: number): void;
   /** SIGKILLs every process of the job. */
   killAll(job: JobIdentity): void;
+  /**
+   * At the session's end: SIGKILLs every process of every job in one step where the strategy can
+   * (cgroup: one write to the subtree's cgroup.kill); false where it cannot, and each job's
+   * killAll must do it.
+   */
+  killEveryJob(): boolean;
   /** True when no live process of the job remains. */
   isEmpty(job: JobIdentity): boolean;
   /** Calls back when the job may have become empty (a hint; callers re-check with isEmpty). */

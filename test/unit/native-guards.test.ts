@@ -135,7 +135,7 @@ describe('native boundary guards', () => {
       { argument: 'signal', call: (v) => native.pidfdSendSignal(job.result.pidfd, v as number), outOfRange: [-1, 65, 2 ** 32] },
       { argument: 'pid', call: (v) => native.signalPid(v as number, 0), outOfRange: [0, -1, ...tooBigForInt, -(2 ** 31)] },
       { argument: 'signal', call: (v) => native.signalPid(job.result.pid, v as number), outOfRange: [-1, 65, 2 ** 32] },
-      { argument: 'pidfd', call: (v) => native.watchPidfd(v as number, () => {}), outOfRange: [-1, ...tooBigForInt] },
+      { argument: 'pid', call: (v) => native.watchParent(v as number, () => {}), outOfRange: [0, -5, ...tooBigForInt] },
       { argument: 'fd', call: (v) => native.lockRange(v as number, true, 0, 1), outOfRange: [-1, ...tooBigForInt] },
       { argument: 'start', call: (v) => native.lockRange(lockFd, true, v as number, 1), outOfRange: [-1, 2 ** 53] },
       { argument: 'length', call: (v) => native.lockRange(lockFd, true, 0, v as number), outOfRange: [-1, 2 ** 53] },
@@ -226,30 +226,17 @@ describe('native boundary guards', () => {
     }
   });
 
-  it('watchPidfd refuses a closed fd and an fd that is not a pidfd, leaving nothing open', () => {
-    const closed = fs.openSync('/dev/null', 'r');
-    fs.closeSync(closed);
-    const file = fs.openSync('/dev/null', 'r');
-    const calls: unknown[][] = [];
-    try {
-      const before = openFdCount();
-      expect(() => native.watchPidfd(closed, (...args: unknown[]) => calls.push(args))).toThrow(expect.objectContaining({ code: 'EBADF' }));
-      expect(() => native.watchPidfd(file, (...args: unknown[]) => calls.push(args))).toThrow(expect.objectContaining({ code: 'EBADF' }));
-      expect(openFdCount()).toBe(before);
-      expect(calls).toEqual([]);
-    } finally {
-      fs.closeSync(file);
-    }
-  });
-
-  it('watchPidfd calls back once, with no error, when the process exits, and closes its own copy of the fd first', async () => {
+  it('watchParent answers false for a process that is not our parent, and then opens and installs nothing', async () => {
+    // A child of ours (pid and start known) and pid 1: neither is this process's parent. A watch
+    // that went ahead would catch the parent-death signal here (SigCgt) and hold a pidfd and a pipe.
     const job = start();
-    const before = openFdCount();
-    const exited = new Promise<unknown[]>((resolve) => native.watchPidfd(job.result.pidfd, (...args: unknown[]) => resolve(args)));
-    expect(openFdCount()).toBe(before + 1);
-    native.pidfdSendSignal(job.result.pidfd, SIGKILL);
-    expect(await exited).toEqual([]);
-    expect(openFdCount()).toBe(before);
+    const caught = () => /^SigCgt:\s*([0-9a-f]+)$/m.exec(fs.readFileSync('/proc/self/status', 'latin1'))![1];
+    const before = { fds: openFdCount(), caught: caught() };
+    const calls: unknown[][] = [];
+    expect(native.watchParent(job.result.pid, (...args: unknown[]) => calls.push(args))).toBe(false);
+    expect(native.watchParent(1, (...args: unknown[]) => calls.push(args))).toBe(false);
+    expect({ fds: openFdCount(), caught: caught() }).toEqual(before);
+    expect(calls).toEqual([]);
     await finish(job);
   });
 });
