@@ -383,6 +383,10 @@ export class SupervisedJob implements WaitableJob {
 
   private async stop(signal: 'TERM' | 'KILL', graceMs: number): Promise<void> {
     if (signal === 'KILL') this.killing = true;
+    // A job already empty (the usual end: the leader's exit took its last process) is released
+    // now: the TERM and CONT would find no member, at a scan each (a cgroup read; in
+    // process-group mode a walk of /proc), and the wait's first check would look again.
+    this.checkDone();
     if (signal === 'TERM' && !this.cleanedUp && !this.killing) {
       // SIGCONT after SIGTERM: a stopped process can only act on the TERM once it runs again.
       this.strategy.signalAll(this.identity, SIGNALS.TERM);
