@@ -1,13 +1,13 @@
 /**
  * The supervisor's end of the channel: the inherited socket on fd 3. Frames in, replies and
  * events out. A malformed frame gets an error reply (or event, when it has no id) and the channel
- * stays up. So does a reply that cannot be encoded (larger than a frame, whatever the request
+ * stays up; so does a one-way request that is refused (an event names it). So does a reply that cannot be encoded (larger than a frame, whatever the request
  * asked for): the request gets an error reply instead, and the supervisor lives on.
  */
 import net from 'node:net';
 import { encodeFrame, FrameReader } from '../src/protocol/codec.js';
 import { ProtocolError, serializeError } from '../src/protocol/errors.js';
-import { isEnvelope, isRequestType, type Reply, type Request, type SupervisorEvent } from '../src/protocol/messages.js';
+import { isEnvelope, isOneWayEnvelope, isRequestType, type Reply, type Request, type RequestFields, type SupervisorEvent } from '../src/protocol/messages.js';
 
 export const CHANNEL_FD = 3;
 
@@ -17,7 +17,7 @@ export class SupervisorChannel {
   /** Frames written in this turn go out in one writev when it ends (see send). */
   private corked = false;
 
-  constructor(onRequest: (request: Request) => Promise<unknown>, onClose: () => void) {
+  constructor(onRequest: (request: RequestFields) => Promise<unknown>, onClose: () => void) {
     this.socket = new net.Socket({ fd: CHANNEL_FD, readable: true, writable: true });
     this.socket.on('data', (chunk: Buffer) =>
       this.reader.push(chunk, (frame) => {
@@ -26,6 +26,14 @@ export class SupervisorChannel {
           return;
         }
         const envelope = frame.value;
+        if (isOneWayEnvelope(envelope)) {
+          // Served as any request; no reply, but a refusal is told, naming the request.
+          const request = envelope as RequestFields;
+          onRequest(request).catch((error: unknown) =>
+            this.send({ event: 'protocol-error', message: `one-way request ${request.type}: ${serializeError(error).message}` }),
+          );
+          return;
+        }
         if (!isEnvelope(envelope)) {
           const id = (frame.value as { id?: unknown } | null)?.id;
           const error = serializeError(new ProtocolError('a request needs a numeric id and a string type'));

@@ -5,7 +5,8 @@
  * (`Request<T>`), the supervisor checks every request against it (`requestProblem`), and
  * `Replies` says what each request is answered with, so a caller of `request('spawn', ...)` gets a
  * `SpawnReply` without a cast. Requests carry an `id` and get exactly one reply with that id;
- * events carry none.
+ * events carry none. The few requests in `ONE_WAY` may also be sent without an id: they are
+ * checked and served the same way and never answered.
  */
 import type { SerializedError } from './errors.js';
 import { BOOT_PATTERN, START_PATTERN, type SupervisorIdentity } from './identity.js';
@@ -142,7 +143,7 @@ export const REQUESTS = {
   }),
   /** What the job is now (no read). */
   facts: object({ job: integer(0) }),
-  /** Drops a finished job's record and output. */
+  /** Drops a finished job's record and output (one way, see ONE_WAY, as the runtime sends it). */
   forget: object({ job: integer(0) }),
   write: object({ job: integer(0), data: bytes(), close: boolean() }),
   lock: object({
@@ -169,7 +170,20 @@ export const REQUESTS = {
 export type RequestType = keyof typeof REQUESTS;
 /** The fields of a request of type T, without id and type. */
 export type RequestBody<T extends RequestType> = ShapeType<(typeof REQUESTS)[T]>;
-export type Request<T extends RequestType = RequestType> = T extends RequestType ? { id: number; type: T } & RequestBody<T> : never;
+/** A request as its handler sees it: its type and fields, no id (a one-way request has none). */
+export type RequestFields<T extends RequestType = RequestType> = T extends RequestType ? { type: T } & RequestBody<T> : never;
+export type Request<T extends RequestType = RequestType> = T extends RequestType ? { id: number } & RequestFields<T> : never;
+
+/**
+ * Requests that may be sent one way: without an id, never answered, so the sender neither waits
+ * nor reads a reply. Only requests whose reply is null and whose refusal the sender has no use
+ * for: the runtime forgets every evicted job this way, where a round trip per finished job was
+ * encoding, decoding and a wake-up on both sides for a reply nobody read (bench: throughput). A
+ * one-way request that is refused (by its shape, or by its handler) is reported as a
+ * protocol-error event naming it, as a frame without an id always is.
+ */
+export const ONE_WAY = ['forget'] as const satisfies readonly RequestType[];
+export type OneWayType = (typeof ONE_WAY)[number];
 
 export type SupervisorConfig = RequestBody<'hello'>['config'];
 export type SpawnParams = RequestBody<'spawn'>['params'];
@@ -244,7 +258,7 @@ export interface JobFacts {
   pid: number;
   cgroup: string | null;
   /** Leader exit, once reaped. */
-  exit: { code: number | null; signal: string | null; at: number } | null;
+  exit: LeaderExit | null;
   /** True once every process of the job is gone and reaped and its cgroup removed. */
   cleanedUp: boolean;
   /** Processes of the job still alive (leader included). */
@@ -292,13 +306,27 @@ export interface Replies {
 type SameKeys<A, B> = [Exclude<keyof A, keyof B>, Exclude<keyof B, keyof A>] extends [never, never] ? true : false;
 const repliesCoverRequests: SameKeys<Replies, typeof REQUESTS> = true;
 void repliesCoverRequests;
+// A one-way request is one whose reply carries nothing (a compile-time check).
+const oneWayRepliesAreNull: Replies[OneWayType] extends null ? true : false = true;
+void oneWayRepliesAreNull;
 
 export type Reply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: SerializedError };
 
+/** How a job's leader ended, and when. */
+export interface LeaderExit {
+  code: number | null;
+  signal: string | null;
+  at: number;
+}
+
 export type SupervisorEvent =
-  | { event: 'exited'; job: number; code: number | null; signal: string | null; at: number }
-  /** Every process is gone and reaped, the cgroup removed, the last output read. */
-  | { event: 'cleaned-up'; job: number; at: number }
+  | ({ event: 'exited'; job: number } & LeaderExit)
+  /**
+   * Every process is gone and reaped, the cgroup removed, the last output read. With `exit`: the
+   * leader's exit, not told by an 'exited' event before (both were ready in one turn, as for most
+   * short jobs, and go as one event: supervisor/requests/end-events.ts).
+   */
+  | { event: 'cleaned-up'; job: number; at: number; exit?: LeaderExit }
   | { event: 'protocol-error'; message: string };
 
 export type Incoming = Reply | SupervisorEvent;
@@ -312,6 +340,13 @@ export function isEnvelope(value: unknown): value is { id: number; type: string 
 
 export function isRequestType(type: string): type is RequestType {
   return Object.prototype.hasOwnProperty.call(REQUESTS, type);
+}
+
+/** A one-way request's envelope: no id at all (absent, or nil as msgpack may send it) and a type in ONE_WAY. */
+export function isOneWayEnvelope(value: unknown): value is { type: OneWayType } {
+  if (typeof value !== 'object' || value === null) return false;
+  const record = value as { id?: unknown; type?: unknown };
+  return (record.id === undefined || record.id === null) && (ONE_WAY as readonly unknown[]).includes(record.type);
 }
 
 /** The first problem of a known request's fields, as "request T: field must be ...", or null. */

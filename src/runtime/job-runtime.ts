@@ -66,7 +66,7 @@ export class JobRuntime {
     });
     this.jobs = new JobRegistry(options.keepFinished, (record) => {
       const supervisor = this.keeper.current;
-      if (supervisor && record.supervisor === supervisor) supervisor.request('forget', { job: record.id }).catch(() => undefined);
+      if (supervisor && record.supervisor === supervisor) supervisor.tell('forget', { job: record.id });
     });
     this.reads = new OutputReads({
       supervisorOf: (record) => this.supervisorOf(record),
@@ -442,9 +442,10 @@ export class JobRuntime {
     if (event.event === 'protocol-error') return;
     const record = this.jobs.get(event.job);
     if (!record) return;
-    if (event.event === 'exited') {
-      this.states.exited(record, event.code, event.signal, event.at);
-    } else {
+    // A cleanup may carry the exit (both in one turn of the supervisor): the exit is applied first.
+    const exit = event.event === 'exited' ? event : event.exit;
+    if (exit) this.states.exited(record, exit.code, exit.signal, exit.at);
+    if (event.event === 'cleaned-up') {
       this.states.cleanedUp(record);
       this.jobs.evictFinished();
     }

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { deserializeError, SupervisorLostError } from '../protocol/errors.js';
 import { encodeFrame, FrameReader } from '../protocol/codec.js';
-import type { HelloReply, Incoming, Replies, RequestBody, RequestType, SupervisorConfig, SupervisorEvent } from '../protocol/messages.js';
+import type { HelloReply, Incoming, OneWayType, Replies, RequestBody, RequestType, SupervisorConfig, SupervisorEvent } from '../protocol/messages.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -170,6 +170,16 @@ export class SupervisorClient {
       if (this.pending.size === 1) this.socket.ref();
       this.send(frame);
     });
+  }
+
+  /**
+   * Sends a one-way request (protocol: ONE_WAY): no id, no reply, nothing to wait for, so it
+   * neither keeps the runtime alive nor wakes it. A supervisor already lost is not asked: what it
+   * held went with it. A refusal comes back as a protocol-error event.
+   */
+  tell<T extends OneWayType>(type: T, body: RequestBody<T>): void {
+    if (this.lost) return;
+    this.send(encodeFrame({ ...body, type }));
   }
 
   /**

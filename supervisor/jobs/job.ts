@@ -383,6 +383,10 @@ export class SupervisedJob implements WaitableJob {
 
   private async stop(signal: 'TERM' | 'KILL', graceMs: number): Promise<void> {
     if (signal === 'KILL') this.killing = true;
+    // A job already empty (the usual end: the leader's exit took its last process) is released
+    // now: the TERM and CONT would find no member, at a scan each (a cgroup read; in
+    // process-group mode a walk of /proc), and the wait's first check would look again.
+    this.checkDone();
     if (signal === 'TERM' && !this.cleanedUp && !this.killing) {
       // SIGCONT after SIGTERM: a stopped process can only act on the TERM once it runs again.
       this.strategy.signalAll(this.identity, SIGNALS.TERM);
@@ -453,17 +457,21 @@ export class SupervisedJob implements WaitableJob {
     // a bounded moment and then stop reading regardless.
     // A busy loop can run this timer in the very turn in which the last bytes became readable
     // (timers run before the poll phase): let one more poll phase read them before closing.
+    // Pipes already read to their end (the usual short job) need no bound: no timer is armed.
+    let open = this.streams.filter((stream) => !stream.destroyed).length;
+    if (open === 0) {
+      this.complete();
+      return;
+    }
     const drain = setTimeout(() => setImmediate(() => this.closeOutput()), this.config.drainMs);
     drain.unref();
-    let open = this.streams.filter((stream) => !stream.destroyed).length;
     const onClosed = () => {
       if (--open <= 0) {
         clearTimeout(drain);
         this.complete();
       }
     };
-    if (open === 0) this.complete();
-    else for (const stream of this.streams) if (!stream.destroyed) stream.once('close', onClosed);
+    for (const stream of this.streams) if (!stream.destroyed) stream.once('close', onClosed);
   }
 
   private isDrained = false;

@@ -1,5 +1,5 @@
 /** What every request handler works with, and the shape of a handler table. */
-import type { Replies, Request, RequestType, SupervisorEvent } from '../../src/protocol/messages.js';
+import type { Replies, RequestFields, RequestType, SupervisorEvent } from '../../src/protocol/messages.js';
 import type { SupervisorState } from '../state.js';
 
 export interface RequestContext {
@@ -10,7 +10,8 @@ export interface RequestContext {
   shutdown(): void;
 }
 
-export type Handler<T extends RequestType> = (request: Request<T>) => Replies[T] | Promise<Replies[T]>;
+/** A handler sees the request's type and fields; its id (none, one way) is the channel's business. */
+export type Handler<T extends RequestType> = (request: RequestFields<T>) => Replies[T] | Promise<Replies[T]>;
 
 /** Handlers for some request types (each module serves a few). */
 export type Handlers<T extends RequestType> = { [K in T]: Handler<K> };

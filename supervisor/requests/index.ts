@@ -5,7 +5,7 @@
  * (the table below is checked at compile time against the protocol's).
  */
 import { ProtocolError } from '../../src/protocol/errors.js';
-import { requestProblem, type Request, type RequestType } from '../../src/protocol/messages.js';
+import { requestProblem, type RequestFields, type RequestType } from '../../src/protocol/messages.js';
 import type { Handler, Handlers, RequestContext } from './context.js';
 import { jobHandlers } from './jobs.js';
 import { lockHandlers } from './locks.js';
@@ -16,7 +16,7 @@ export type { RequestContext };
 /** Requests served before hello: they touch no job, lock or cgroup. */
 const BEFORE_HELLO: ReadonlySet<RequestType> = new Set<RequestType>(['hello', 'ping', 'diagnostics', 'shutdown']);
 
-export function requestHandler(context: RequestContext): (request: Request) => Promise<unknown> {
+export function requestHandler(context: RequestContext): (request: RequestFields) => Promise<unknown> {
   const handlers: Handlers<RequestType> = { ...sessionHandlers(context), ...jobHandlers(context), ...lockHandlers(context) };
   const { state } = context;
   return async (request) => {

@@ -2,11 +2,13 @@
 import { InvalidInputError } from '../../src/protocol/errors.js';
 import { SupervisedJob } from '../jobs/job.js';
 import type { Handlers, RequestContext } from './context.js';
+import { endEvents } from './end-events.js';
 import { compilePattern, waitOnOutput } from './read-wait.js';
 import { filterOutput } from '../output/filter.js';
 
 export function jobHandlers(context: RequestContext): Handlers<'environment' | 'spawn' | 'kill' | 'read' | 'write' | 'facts' | 'forget'> {
   const { state } = context;
+  const ends = endEvents((event) => context.send(event));
   return {
     environment: ({ version, entries }) => {
       state.environment.set(version, entries);
@@ -16,9 +18,8 @@ export function jobHandlers(context: RequestContext): Handlers<'environment' | '
       const { strategy, config } = state.started();
       const env = state.environment.of(params);
       const job = await SupervisedJob.start(params, env, strategy, config, {
-        onExited: (exited) =>
-          context.send({ event: 'exited', job: exited.id, code: exited.exit!.code, signal: exited.exit!.signal, at: exited.exit!.at }),
-        onDone: (finished) => context.send({ event: 'cleaned-up', job: finished.id, at: Date.now() }),
+        onExited: (exited) => ends.exited(exited.id, exited.exit!),
+        onDone: (finished) => ends.cleanedUp(finished.id),
       });
       state.jobs.set(job.id, job);
       return job.reply;
