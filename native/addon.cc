@@ -28,6 +28,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("signalChildGroup", Napi::Function::New(env, heph::SignalChildGroup, "signalChildGroup"));
   exports.Set("closeFd", Napi::Function::New(env, heph::CloseFd, "closeFd"));
   exports.Set("watchParent", Napi::Function::New(env, heph::WatchParent, "watchParent"));
+  exports.Set("killOnParentDeath", Napi::Function::New(env, heph::KillOnParentDeath, "killOnParentDeath"));
   exports.Set("cgroupCreate", Napi::Function::New(env, heph::CgroupCreate, "cgroupCreate"));
   exports.Set("cgroupRemove", Napi::Function::New(env, heph::CgroupRemove, "cgroupRemove"));
   exports.Set("cgroupKill", Napi::Function::New(env, heph::CgroupKill, "cgroupKill"));

@@ -70,6 +70,18 @@ int ParentDeathSignal() { return SIGRTMIN + 4; }
 // Set once by WatchParent before the handler is installed; read by the handler.
 std::atomic<pid_t> g_watched_parent{0};
 std::atomic<int> g_parent_signal_pipe{-1};
+// A file whose write of "1" kills every job (the subtree's cgroup.kill), or -1: written at the
+// parent's death before anything else, by the handler itself (see KillOnParentDeath).
+std::atomic<int> g_kill_on_parent_death{-1};
+
+// Async-signal-safe (one write); a failed write is left to the supervisor's own shutdown.
+void KillEveryJobNow() {
+  int fd = g_kill_on_parent_death.load();
+  if (fd >= 0) {
+    ssize_t ignored = write(fd, "1", 1);
+    (void)ignored;
+  }
+}
 
 // Async-signal-safe: an atomic load, a write(2), errno kept. Only the kernel's parent-death signal
 // counts: it comes as SI_USER from the exiting parent's thread group, and no other process can
@@ -78,6 +90,7 @@ std::atomic<int> g_parent_signal_pipe{-1};
 void OnParentDeathSignal(int, siginfo_t* info, void*) {
   int saved = errno;
   if (info->si_code == SI_USER && info->si_pid == g_watched_parent.load()) {
+    KillEveryJobNow();
     char byte = 1;
     ssize_t ignored = write(g_parent_signal_pipe.load(), &byte, 1);
     (void)ignored;  // the pipe is non-blocking: a full one already holds the news
@@ -207,6 +220,7 @@ Napi::Value WatchParent(const Napi::CallbackInfo& info) {
       struct pollfd fds[2] = {{signal_fd, POLLIN, 0}, {exit_fd, POLLIN, 0}};
       nfds_t which = 0;
       int err = WaitForReadable(fds, 2, &which);
+      if (err == 0 && which == 1) KillEveryJobNow();  // the handler did it when the signal came
       close(exit_fd);  // the signal pipe stays: the handler may still write to it
       const char* how = which == 0 ? "death-signal" : "exit";
       tsfn.BlockingCall([err, how](Napi::Env call_env, Napi::Function js_callback) {
@@ -222,6 +236,19 @@ Napi::Value WatchParent(const Napi::CallbackInfo& info) {
   pidfd.release();  // the thread closes it
   signal_read.release();
   return Napi::Boolean::New(env, true);
+}
+
+// killOnParentDeath(fd): from now on the parent's death (as watchParent sees it) writes "1" to
+// `fd` at once, from the signal handler itself, before any thread wakes or any JavaScript runs.
+// The caller decides what `fd` is (the subtree's cgroup.kill) and keeps it open for the life of
+// the process: a handler may be writing to it at any moment, so it is never closed or replaced.
+Napi::Value KillOnParentDeath(const Napi::CallbackInfo& info) {
+  int fd = FdArg(info, 0, "killOnParentDeath(fd)", "fd");
+  int expected = -1;
+  if (!g_kill_on_parent_death.compare_exchange_strong(expected, fd)) {
+    throw Napi::Error::New(info.Env(), "killOnParentDeath: a file is already armed");
+  }
+  return info.Env().Undefined();
 }
 
 }  // namespace heph

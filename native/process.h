@@ -15,5 +15,6 @@ Napi::Value SignalPid(const Napi::CallbackInfo& info);
 Napi::Value SignalChildGroup(const Napi::CallbackInfo& info);
 Napi::Value CloseFd(const Napi::CallbackInfo& info);
 Napi::Value WatchParent(const Napi::CallbackInfo& info);
+Napi::Value KillOnParentDeath(const Napi::CallbackInfo& info);
 
 }  // namespace heph

@@ -96,6 +96,11 @@ export interface NativeAddon {
    * when `pid` is no longer our parent.
    */
   watchParent(pid: number, callback: (error: Error | null, how?: 'death-signal' | 'exit') => void): boolean;
+  /**
+   * From now on the parent's death writes "1" to `fd` at once, from the signal handler, before
+   * any JavaScript runs (once per process; `fd` must stay open for the life of the process).
+   */
+  killOnParentDeath(fd: number): void;
   cgroupCreate(dir: string): void;
   /** False while the cgroup is busy (not yet empty). */
   cgroupRemove(dir: string): boolean;

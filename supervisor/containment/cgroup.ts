@@ -75,6 +75,14 @@ function mayBePopulated(dir: string): boolean {
   }
 }
 
+function openForWriting(file: string): number | null {
+  try {
+    return fs.openSync(file, 'w'); // libuv opens every file close-on-exec
+  } catch {
+    return null;
+  }
+}
+
 export class CgroupStrategy implements ContainmentStrategy {
   readonly info: Containment;
 
@@ -85,6 +93,7 @@ export class CgroupStrategy implements ContainmentStrategy {
   constructor(private readonly root: string, reason: string) {
     this.info = { mode: 'cgroup', cgroupRoot: root, reason };
     this.ahead = new CgroupsAhead(root);
+    this.everyJobKillFd = openForWriting(path.join(root, 'cgroup.kill'));
   }
 
   prepare(job: number): string {
@@ -119,12 +128,20 @@ export class CgroupStrategy implements ContainmentStrategy {
     if (job.cgroup) native.cgroupKill(job.cgroup);
   }
 
+  /**
+   * The subtree's cgroup.kill, opened once. Every job's cgroup is below our subtree and we are not
+   * in it: one write kills them all, and the kernel signals every process before any of them runs
+   * again (one write per job let the first job's dying processes take the CPU from us before we
+   * reached the last job). Never closed: the parent-death handler may write it at any moment
+   * (main.ts, native killOnParentDeath). Null on a kernel without cgroup.kill (before 5.14).
+   */
+  readonly everyJobKillFd: number | null;
+
   killEveryJob(): boolean {
-    // Every job's cgroup is below our subtree and we are not in it: one write, and the kernel
-    // signals them all before any of them runs again (one write per job let the first job's dying
-    // processes take the CPU from us before we reached the last job).
+    if (this.everyJobKillFd === null) return false;
     try {
-      return native.cgroupKill(this.root);
+      fs.writeSync(this.everyJobKillFd, '1');
+      return true;
     } catch {
       return false;
     }

@@ -92,5 +92,7 @@ export class ProcessGroupStrategy implements ContainmentStrategy {
     return false; // no one handle on every job: each job's killAll signals its own
   }
 
+  readonly everyJobKillFd = null;
+
   dispose(): void {}
 }

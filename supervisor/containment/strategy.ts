@@ -44,6 +44,12 @@ export interface ContainmentStrategy {
    * killAll must do it.
    */
   killEveryJob(): boolean;
+  /**
+   * A descriptor whose write of "1" kills every job at once (the subtree's cgroup.kill), kept
+   * open for the life of the process, so the parent-death signal's handler can write it before
+   * any JavaScript runs; null where the strategy has none.
+   */
+  readonly everyJobKillFd: number | null;
   /** True when no live process of the job remains. */
   isEmpty(job: JobIdentity): boolean;
   /** Calls back when the job may have become empty (a hint; callers re-check with isEmpty). */

@@ -42,6 +42,8 @@ export function sessionHandlers(context: RequestContext): Handlers<'hello' | 'pi
       // A dead supervisor's leases, kept in the vault: ours now, before anyone else can ask.
       const adopted = locks.adopt();
       state.start({ config, strategy, scope, locks });
+      // From now on the runtime's death kills every job from the signal handler, at once.
+      if (strategy.everyJobKillFd !== null) native.killOnParentDeath(strategy.everyJobKillFd);
       // What dead instances left (a runtime killed together with its supervisor). The search reads
       // every process's environment (tens of ms in a fresh process on a busy machine), so it starts
       // just after this answer and works in slices: the runtime's first calls do not wait for it.
