@@ -136,6 +136,8 @@ describe('native boundary guards', () => {
       { argument: 'pid', call: (v) => native.signalPid(v as number, 0), outOfRange: [0, -1, ...tooBigForInt, -(2 ** 31)] },
       { argument: 'signal', call: (v) => native.signalPid(job.result.pid, v as number), outOfRange: [-1, 65, 2 ** 32] },
       { argument: 'pid', call: (v) => native.watchParent(v as number, () => {}), outOfRange: [0, -5, ...tooBigForInt] },
+      // Refused before anything is armed: this test process never gets a kill-on-parent-death file.
+      { argument: 'fd', call: (v) => native.killOnParentDeath(v as number), outOfRange: [-1, ...tooBigForInt] },
       { argument: 'fd', call: (v) => native.lockRange(v as number, true, 0, 1), outOfRange: [-1, ...tooBigForInt] },
       { argument: 'start', call: (v) => native.lockRange(lockFd, true, v as number, 1), outOfRange: [-1, 2 ** 53] },
       { argument: 'length', call: (v) => native.lockRange(lockFd, true, 0, v as number), outOfRange: [-1, 2 ** 53] },
