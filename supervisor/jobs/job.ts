@@ -404,6 +404,11 @@ export class SupervisedJob implements WaitableJob {
   private async stop(signal: 'TERM' | 'KILL', graceMs: number): Promise<void> {
     if (signal === 'KILL') this.killing = true;
     if (signal === 'TERM' && !this.cleanedUp && !this.killing) {
+      // After the leader's exit the job is usually empty already (the leader was its last process):
+      // then it is cleaned up now, and the two signals to no one are spared (each lists the
+      // members: a read of cgroup.events, or a /proc scan; ~80 µs of a waiting status's exit).
+      this.checkDone();
+      if (this.cleanedUp) return;
       // SIGCONT after SIGTERM: a stopped process can only act on the TERM once it runs again.
       this.strategy.signalAll(this.identity, SIGNALS.TERM);
       this.strategy.signalAll(this.identity, SIGCONT);
@@ -469,21 +474,24 @@ export class SupervisedJob implements WaitableJob {
     this.stdin = null;
     // Every process is gone: what the terminal still holds is read now, and it is closed.
     if (this.terminal) this.drainTerminal(this.terminal);
+    let open = this.streams.filter((stream) => !stream.destroyed).length;
+    if (open === 0) {
+      this.complete();
+      return;
+    }
     // Every writer is gone, so the pipes are at EOF once their buffered bytes are read; give that
     // a bounded moment and then stop reading regardless.
     // A busy loop can run this timer in the very turn in which the last bytes became readable
     // (timers run before the poll phase): let one more poll phase read them before closing.
     const drain = setTimeout(() => setImmediate(() => this.closeOutput()), this.config.drainMs);
     drain.unref();
-    let open = this.streams.filter((stream) => !stream.destroyed).length;
     const onClosed = () => {
       if (--open <= 0) {
         clearTimeout(drain);
         this.complete();
       }
     };
-    if (open === 0) this.complete();
-    else for (const stream of this.streams) if (!stream.destroyed) stream.once('close', onClosed);
+    for (const stream of this.streams) if (!stream.destroyed) stream.once('close', onClosed);
   }
 
   private isDrained = false;
