@@ -75,8 +75,7 @@ export class SupervisedJob implements WaitableJob {
   private readonly hadStdin: boolean;
   /** Waiting reads (requests/read-wait.ts), woken on new output, on the leader's exit and on completion. */
   private readonly changeListeners = new Set<() => void>();
-  /** The coalesced wake-up of a burst's reads (see changedByRead), while one is scheduled. */
-  private wakeSoon: NodeJS.Immediate | null = null;
+  private wakeScheduled = false;
 
   private constructor(
     params: SpawnParams,
@@ -368,37 +367,23 @@ export class SupervisedJob implements WaitableJob {
     return () => this.changeListeners.delete(wake);
   }
 
-  /** Wakes the waiting reads now (an exit, the completion, the end of a burst: worth answering at once). */
+  /** Wakes the waiting reads now (an exit or the completion: rare, and worth answering at once). */
   private changedNow(): void {
-    if (this.wakeSoon) {
-      clearImmediate(this.wakeSoon);
-      this.wakeSoon = null;
-    }
-    if (this.changeListeners.size === 0) return;
     for (const wake of [...this.changeListeners]) wake();
   }
 
-  /** Wakes the waiting reads after this event-loop turn: a flood's many reads cost one scan. */
+  /**
+   * Wakes the waiting reads after this event-loop turn's poll phase: a flood's many reads cost one
+   * scan, and an answer holds what every stream of the job had ready in this turn (woken in a read's
+   * own callback, it would miss a stderr line that libuv reads after the stdout line matched).
+   */
   private changedSoon(): void {
-    if (this.changeListeners.size === 0 || this.wakeSoon) return;
-    this.wakeSoon = setImmediate(() => {
-      this.wakeSoon = null;
+    if (this.changeListeners.size === 0 || this.wakeScheduled) return;
+    this.wakeScheduled = true;
+    setImmediate(() => {
+      this.wakeScheduled = false;
       this.changedNow();
     });
-  }
-
-  /**
-   * After a read of `bytes` from an output stream. libuv reads a stream on until a read comes back
-   * short of the buffer, which is the last read of that stream in this turn (the pipe is empty):
-   * then the waits are woken at once, in this read's callback, so a matched wait is answered
-   * before the rest of the poll phase and the immediates run (the wake-up through setImmediate
-   * was ~35 µs of a 1.5 ms waiting status). A full read is one of a burst: its wake-up is
-   * coalesced to one per turn as before (changedNow cancels it), so a wait on a flooding job
-   * still scans once per turn, not once per read.
-   */
-  private changedByRead(bytes: number): void {
-    if (bytes < READ_BUFFER_BYTES) this.changedNow();
-    else this.changedSoon();
   }
 
   private async stop(signal: 'TERM' | 'KILL', graceMs: number): Promise<void> {
@@ -563,7 +548,7 @@ export class SupervisedJob implements WaitableJob {
         callback: (bytes: number, buffer: Uint8Array) => {
           if (name === 'stderr') this.catchUpStdout();
           this.ring.push(name, Buffer.from(buffer.buffer, buffer.byteOffset, bytes));
-          this.changedByRead(bytes);
+          this.changedSoon();
           return true;
         },
       },

@@ -2,8 +2,7 @@
  * The wait before a read (protocol: `read` with `wait`), answered here where the output arrives
  * first: when the job has ended, when a new output line matches the pattern, or when the time is
  * up. One round trip for the runtime, and nothing runs between wake-ups: the job wakes its waiters
- * when output is read (at the read that empties a pipe, or once per event-loop turn during a
- * burst: supervisor/jobs/job.ts, changedByRead) and when its leader exits or it is done.
+ * when output is read (once per event-loop turn) and when its leader exits or it is done.
  *
  * The pattern comes from a model: it is compiled by the linear-time engine of
  * src/protocol/pattern.ts, and the scan lets the event loop run every MATCH_SLICE_MS of matching,
