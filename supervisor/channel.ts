@@ -64,11 +64,16 @@ export class SupervisorChannel {
     const frame = this.frameOf(message);
     // The replies and events of one turn (a reaper batch ends many jobs at once) leave in one
     // system call and wake the runtime once. The flush runs as soon as this turn's code and
-    // promise reactions are done, so a lone reply is not held back.
+    // promise reactions are done, so a lone reply is not held back. It is a tick queued from a
+    // microtask: Node runs the whole microtask queue before such a tick, so a reply still on its
+    // way through promise reactions leaves with the events before it (a job's end wakes its
+    // waiting status in the same turn as its `exited` and `cleaned-up` events; a plain nextTick
+    // ran before those reactions and sent the answer in a second write, a second wake-up of the
+    // runtime).
     if (!this.corked) {
       this.corked = true;
       this.socket.cork();
-      process.nextTick(() => this.flush());
+      queueMicrotask(() => process.nextTick(() => this.flush()));
     }
     this.socket.write(frame);
   }

@@ -191,10 +191,15 @@ export class SupervisorClient {
     if (!this.corked) {
       this.corked = true;
       this.socket.cork();
-      process.nextTick(() => {
-        this.corked = false;
-        this.socket.uncork();
-      });
+      // A tick queued from a microtask runs after every promise reaction of this turn: a request
+      // sent while a reply is handled (a job's cleaned-up event evicts an old job: forget) leaves
+      // after the caller of that reply has its answer, not ahead of it.
+      queueMicrotask(() =>
+        process.nextTick(() => {
+          this.corked = false;
+          this.socket.uncork();
+        }),
+      );
     }
     this.socket.write(frame);
   }

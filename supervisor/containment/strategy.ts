@@ -3,7 +3,7 @@
  * strategies implement (cgroup.ts, process-group.ts), and what they know about a job.
  */
 import type { Containment } from '../../src/protocol/messages.js';
-import type { KeptFiles } from '../platform/kept-files.js';
+import type { KeptFiles, KeptMemberFiles } from '../platform/kept-files.js';
 
 /** What a strategy needs to know about one job. */
 export interface JobIdentity {
@@ -24,6 +24,8 @@ export interface JobIdentity {
   pidfd?: number;
   /** The job cgroup's files that every status reads, kept open until cleanup (cgroup mode). */
   files?: KeptFiles;
+  /** The members' /proc files that every status reads (statm, stat), kept open while they live. */
+  memberFiles?: KeptMemberFiles;
 }
 
 export interface ContainmentStrategy {

@@ -21,7 +21,7 @@ import { hasZombieChildren } from './zombies.js';
 import { pipeInput, terminalInput, type JobInput } from './job-input.js';
 import { JobTerminal, openTerminal, terminalEnv, type Terminal } from './terminal.js';
 import { jobStats } from './stats.js';
-import { KeptFiles } from '../platform/kept-files.js';
+import { KeptFiles, KeptMemberFiles } from '../platform/kept-files.js';
 
 const SIGNALS: Record<SignalName, number> = { INT: os.signals.SIGINT, TERM: os.signals.SIGTERM, KILL: os.signals.SIGKILL };
 const SIGCONT = os.signals.SIGCONT;
@@ -97,6 +97,7 @@ export class SupervisedJob implements WaitableJob {
       pidfd: spawned.pidfd,
       ...(terminal ? { terminal: terminal.path } : {}),
       ...(reply.cgroup ? { files: new KeptFiles(reply.cgroup) } : {}),
+      memberFiles: new KeptMemberFiles(),
     };
     this.pidfd = spawned.pidfd;
     this.hadStdin = spawned.stdin >= 0 || terminal !== null;
@@ -167,7 +168,7 @@ export class SupervisedJob implements WaitableJob {
     this.terminal?.closeSlave();
     const pidfd = this.pidfd;
     this.pidfd = -1;
-    return stopAbandoned(this.id + 1, this.identity, this.strategy, pidfd).finally(() => this.identity.files?.close());
+    return stopAbandoned(this.id + 1, this.identity, this.strategy, pidfd).finally(() => this.closeKeptFiles());
   }
 
   /**
@@ -371,7 +372,11 @@ export class SupervisedJob implements WaitableJob {
     for (const wake of [...this.changeListeners]) wake();
   }
 
-  /** Wakes the waiting reads after this event-loop turn: a flood's many reads cost one scan. */
+  /**
+   * Wakes the waiting reads after this event-loop turn's poll phase: a flood's many reads cost one
+   * scan, and an answer holds what every stream of the job had ready in this turn (woken in a read's
+   * own callback, it would miss a stderr line that libuv reads after the stdout line matched).
+   */
   private changedSoon(): void {
     if (this.changeListeners.size === 0 || this.wakeScheduled) return;
     this.wakeScheduled = true;
@@ -388,6 +393,11 @@ export class SupervisedJob implements WaitableJob {
     // process-group mode a walk of /proc), and the wait's first check would look again.
     this.checkDone();
     if (signal === 'TERM' && !this.cleanedUp && !this.killing) {
+      // After the leader's exit the job is usually empty already (the leader was its last process):
+      // then it is cleaned up now, and the two signals to no one are spared (each lists the
+      // members: a read of cgroup.events, or a /proc scan; ~80 µs of a waiting status's exit).
+      this.checkDone();
+      if (this.cleanedUp) return;
       // SIGCONT after SIGTERM: a stopped process can only act on the TERM once it runs again.
       this.strategy.signalAll(this.identity, SIGNALS.TERM);
       this.strategy.signalAll(this.identity, SIGCONT);
@@ -444,7 +454,7 @@ export class SupervisedJob implements WaitableJob {
 
   private finish(): void {
     this.cleanedUp = true;
-    this.identity.files?.close();
+    this.closeKeptFiles();
     // Removing the cgroup's watch (inotify_rm_watch: tens of µs) is bookkeeping: it waits until a
     // waiting read woken below has sent its answer (replies leave before the next immediate). An
     // event meanwhile finds the job cleaned up and does nothing.
@@ -453,6 +463,11 @@ export class SupervisedJob implements WaitableJob {
     this.stdin = null;
     // Every process is gone: what the terminal still holds is read now, and it is closed.
     if (this.terminal) this.drainTerminal(this.terminal);
+    let open = this.streams.filter((stream) => !stream.destroyed).length;
+    if (open === 0) {
+      this.complete();
+      return;
+    }
     // Every writer is gone, so the pipes are at EOF once their buffered bytes are read; give that
     // a bounded moment and then stop reading regardless.
     // A busy loop can run this timer in the very turn in which the last bytes became readable
@@ -475,6 +490,12 @@ export class SupervisedJob implements WaitableJob {
   }
 
   private isDrained = false;
+
+  /** The descriptors the job's stats keep (platform/kept-files.ts): given back once it is gone. */
+  private closeKeptFiles(): void {
+    this.identity.files?.close();
+    this.identity.memberFiles?.close();
+  }
 
   /** Every output pipe is at end of file and read to it (a terminal's master never is before cleanup). */
   private outputEnded(): boolean {

@@ -119,9 +119,15 @@ function readCgroupCpu(identity: JobIdentity): number | null {
   return match ? Number(match[1]) / 1e6 : null;
 }
 
+/** /proc/PID/`name` of a member: through the job's kept descriptors where it has them (platform/kept-files.ts). */
+function readMemberFile(identity: JobIdentity, pid: number, name: 'statm' | 'stat'): string | null {
+  if (identity.memberFiles) return identity.memberFiles.read(pid, name, buffer);
+  return readSmall(`/proc/${pid}/${name}`);
+}
+
 /** Resident bytes of one process (statm's second field, in pages); null when gone. */
-function residentBytes(pid: number): number | null {
-  const text = readSmall(`/proc/${pid}/statm`);
+function residentBytes(identity: JobIdentity, pid: number): number | null {
+  const text = readMemberFile(identity, pid, 'statm');
   if (text === null) return null;
   const pages = Number(text.split(' ')[1]);
   return Number.isFinite(pages) ? pages * pageSize() : null;
@@ -135,8 +141,8 @@ function residentBytes(pid: number): number | null {
  * a live member (an orphan reaped by the supervisor, a member that exited itself, and what it had
  * reaped), and zombies not yet reaped. Only the cgroup's cpu.stat counts those.
  */
-function cpuSecondsOf(pid: number): number | null {
-  const text = readSmall(`/proc/${pid}/stat`);
+function cpuSecondsOf(identity: JobIdentity, pid: number): number | null {
+  const text = readMemberFile(identity, pid, 'stat');
   if (text === null) return null;
   // The command name (field 2) may contain spaces and parentheses: count fields after the last ')'.
   // Fields from there: state(3) ... utime(14) stime(15) cutime(16) cstime(17).
@@ -167,8 +173,9 @@ export function jobStats(
   identity: JobIdentity,
   members: readonly number[] = strategy.members(identity),
 ): JobStats {
-  const memoryBytes = readCgroupNumber(identity, 'memory.current') ?? sumOver(members, residentBytes);
-  const cpuSeconds = readCgroupCpu(identity) ?? sumOver(members, cpuSecondsOf);
+  identity.memberFiles?.keepOnly(members);
+  const memoryBytes = readCgroupNumber(identity, 'memory.current') ?? sumOver(members, (pid) => residentBytes(identity, pid));
+  const cpuSeconds = readCgroupCpu(identity) ?? sumOver(members, (pid) => cpuSecondsOf(identity, pid));
 
   return { procs: members.length, memoryBytes, cpuSeconds, ports: uniquePorts(listeningPorts(members)) };
 }

@@ -82,3 +82,79 @@ export class KeptFiles {
     return fd;
   }
 }
+
+/**
+ * Most member files kept per job: a job of thousands of processes must not hold thousands of
+ * descriptors (reads past the bound open and close their file each time).
+ */
+export const MAX_KEPT_MEMBER_FILES = 64;
+
+/**
+ * Files of a job's processes (/proc/PID/statm where the cgroup has no memory.current, /proc/PID/stat
+ * where it has no cpu.stat) read at every status, kept open and read with pread as the cgroup
+ * files above: the open and close of a /proc path were about half of such a read when the
+ * supervisor had just woken to answer a waiting status. A /proc/PID descriptor is bound to the
+ * process, not to its number: once that process is gone a read fails (ESRCH) and never shows a
+ * process that got the pid later; the file is then opened afresh, once, for the process that has
+ * the pid now. `keepOnly` closes those of processes that are no longer members.
+ */
+export class KeptMemberFiles {
+  private readonly fds = new Map<number, Map<string, number>>();
+  private count = 0;
+  private closed = false;
+
+  /** The whole of /proc/PID/`name` as it is now, or null when the process is gone. */
+  read(pid: number, name: string, buffer: Buffer): string | null {
+    const own = this.fds.get(pid);
+    const kept = own?.get(name);
+    if (kept !== undefined) {
+      const text = readOrNull(kept, buffer);
+      if (text !== null) return text;
+      own!.delete(name);
+      this.count--;
+      fs.closeSync(kept);
+    }
+    let fd: number;
+    try {
+      fd = fs.openSync(`/proc/${pid}/${name}`, 'r');
+    } catch {
+      return null;
+    }
+    const text = readOrNull(fd, buffer);
+    if (text === null || this.closed || this.count >= MAX_KEPT_MEMBER_FILES) {
+      fs.closeSync(fd);
+      return text;
+    }
+    if (own) own.set(name, fd);
+    else this.fds.set(pid, new Map([[name, fd]]));
+    this.count++;
+    return text;
+  }
+
+  /** Closes the descriptors of every process not in `pids` (the members just listed). */
+  keepOnly(pids: readonly number[]): void {
+    if (this.count === 0) return;
+    for (const [pid, own] of this.fds) {
+      if (pids.includes(pid)) continue;
+      for (const fd of own.values()) fs.closeSync(fd);
+      this.count -= own.size;
+      this.fds.delete(pid);
+    }
+  }
+
+  /** Closes every kept descriptor; later reads open and close their file each time. */
+  close(): void {
+    this.closed = true;
+    this.keepOnly([]);
+  }
+}
+
+/** A /proc file's text read at `fd`; null when the read fails or shows nothing (the process is gone). */
+function readOrNull(fd: number, buffer: Buffer): string | null {
+  try {
+    const text = readSeqFile(fd, buffer);
+    return text === '' ? null : text;
+  } catch {
+    return null;
+  }
+}

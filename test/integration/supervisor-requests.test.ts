@@ -175,6 +175,59 @@ describe.each(modeRows())('a read that waits, one round trip (%s)', (mode, skip)
   });
 });
 
+/** Where the supervisor's descriptors point that are open on files of /proc/`pid` (kernel truth: its fd links). */
+function procFilesHeld(supervisor: number, pid: number): string[] {
+  const held: string[] = [];
+  for (const fd of fs.readdirSync(`/proc/${supervisor}/fd`)) {
+    try {
+      const target = fs.readlinkSync(`/proc/${supervisor}/fd/${fd}`);
+      if (target.startsWith(`/proc/${pid}/`)) held.push(target.slice(`/proc/${pid}/`.length));
+    } catch {
+      // closed while listed
+    }
+  }
+  return held.sort();
+}
+
+describe.each(modeRows())('a status\'s stats through kept /proc descriptors (%s)', (mode, skip) => {
+  it.skipIf(skip)('keeps the members\' files open while they are members, reads them fresh, and gives them back', async () => {
+    const bare = await bareSupervisor(mode);
+    const supervisor = bare.child.pid!;
+    // The leader starts a child, then on "go" stops it and grows to 80 MB resident at the same pid (exec).
+    const grow = `exec ${process.execPath} -e 'globalThis.b = Buffer.alloc(80e6, 1); console.log("big"); setInterval(() => {}, 1e6)'`;
+    const job = await spawnJob(bare, `sleep 60 & echo "child $!"; read go; kill $!; wait; ${grow}`, true);
+    const started = (await bare.request({ type: 'read', params: { job, tail: 5, wait: { ms: 10_000, until: until('^child'), from: -1 } } })) as Reply;
+    const leader: number = started.value.facts.pid;
+    const child = Number(started.value.waited.line.split(' ')[1]);
+    expect(started.value.facts.stats.procs).toBe(2);
+    // Which files a status reads per member: statm where the job's cgroup has no memory.current,
+    // stat where it has no cpu.stat (the process-group mode has neither).
+    const cgroup: string | null = started.value.facts.cgroup;
+    const perMember = [
+      ...(cgroup !== null && fs.existsSync(path.join(cgroup, 'cpu.stat')) ? [] : ['stat']),
+      ...(cgroup !== null && fs.existsSync(path.join(cgroup, 'memory.current')) ? [] : ['statm']),
+    ];
+    expect(procFilesHeld(supervisor, leader)).toEqual(perMember);
+    expect(procFilesHeld(supervisor, child)).toEqual(perMember);
+    const small = started.value.facts.stats.memoryBytes as number;
+
+    // The child is gone (killed and waited for by the leader): its descriptors are given back at
+    // the next status. The leader's are read again, and show it as it is now: 80 MB more.
+    const waiting = bare.request({ type: 'read', params: { job, tail: 1, wait: { ms: 20_000, until: until('^big$') } } }, 30_000);
+    expect(await bare.request({ type: 'write', job, data: Buffer.from('go\n'), close: false })).toMatchObject({ ok: true });
+    const grown = (await waiting) as Reply;
+    expect(grown.value.waited).toMatchObject({ kind: 'matched', line: 'big' });
+    expect(procFilesHeld(supervisor, child)).toEqual([]);
+    expect(grown.value.facts.stats.procs).toBe(1);
+    expect(procFilesHeld(supervisor, leader)).toEqual(perMember);
+    expect(grown.value.facts.stats.memoryBytes).toBeGreaterThan(small + 70e6);
+
+    // Cleaned up: nothing of the job's processes is held.
+    expect(await bare.request({ type: 'kill', params: { job, signal: 'KILL', graceMs: 0 } })).toMatchObject({ ok: true, value: { cleanedUp: true } });
+    expect(procFilesHeld(supervisor, leader)).toEqual([]);
+  });
+});
+
 /** The environment a job's shell was started with (it has printed "ready": past its execve), less HEPH_JOB. */
 async function shellEnvironment(bare: Bare, job: number): Promise<string[]> {
   const ready = (await bare.request({ type: 'read', params: { job, tail: 1, wait: { ms: 10_000, until: until('^ready'), from: -1 } } })) as Reply;
