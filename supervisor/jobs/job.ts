@@ -390,14 +390,10 @@ export class SupervisedJob implements WaitableJob {
     if (signal === 'KILL') this.killing = true;
     // A job already empty (the usual end: the leader's exit took its last process) is released
     // now: the TERM and CONT would find no member, at a scan each (a cgroup read; in
-    // process-group mode a walk of /proc), and the wait's first check would look again.
+    // process-group mode a walk of /proc; ~80 µs of a waiting status's exit), and the wait's
+    // first check would look again.
     this.checkDone();
     if (signal === 'TERM' && !this.cleanedUp && !this.killing) {
-      // After the leader's exit the job is usually empty already (the leader was its last process):
-      // then it is cleaned up now, and the two signals to no one are spared (each lists the
-      // members: a read of cgroup.events, or a /proc scan; ~80 µs of a waiting status's exit).
-      this.checkDone();
-      if (this.cleanedUp) return;
       // SIGCONT after SIGTERM: a stopped process can only act on the TERM once it runs again.
       this.strategy.signalAll(this.identity, SIGNALS.TERM);
       this.strategy.signalAll(this.identity, SIGCONT);
@@ -463,11 +459,6 @@ export class SupervisedJob implements WaitableJob {
     this.stdin = null;
     // Every process is gone: what the terminal still holds is read now, and it is closed.
     if (this.terminal) this.drainTerminal(this.terminal);
-    let open = this.streams.filter((stream) => !stream.destroyed).length;
-    if (open === 0) {
-      this.complete();
-      return;
-    }
     // Every writer is gone, so the pipes are at EOF once their buffered bytes are read; give that
     // a bounded moment and then stop reading regardless.
     // A busy loop can run this timer in the very turn in which the last bytes became readable

@@ -84,10 +84,15 @@ export class KeptFiles {
 }
 
 /**
- * Most member files kept per job: a job of thousands of processes must not hold thousands of
- * descriptors (reads past the bound open and close their file each time).
+ * Most member files kept open by the whole supervisor, over all its jobs: 64 jobs of thousands of
+ * processes must not hold thousands of descriptors, which a spawn's pipes need too (a system's
+ * hard RLIMIT_NOFILE may be as low as 4096). Reads past the bound open and close their file each
+ * time, as without keeping.
  */
-export const MAX_KEPT_MEMBER_FILES = 64;
+export const MAX_KEPT_MEMBER_FILES = 256;
+
+/** Member files kept open now, by every job's KeptMemberFiles. */
+let keptMemberFiles = 0;
 
 /**
  * Files of a job's processes (/proc/PID/statm where the cgroup has no memory.current, /proc/PID/stat
@@ -111,7 +116,7 @@ export class KeptMemberFiles {
       const text = readOrNull(kept, buffer);
       if (text !== null) return text;
       own!.delete(name);
-      this.count--;
+      this.forget(1);
       fs.closeSync(kept);
     }
     let fd: number;
@@ -121,13 +126,14 @@ export class KeptMemberFiles {
       return null;
     }
     const text = readOrNull(fd, buffer);
-    if (text === null || this.closed || this.count >= MAX_KEPT_MEMBER_FILES) {
+    if (text === null || this.closed || keptMemberFiles >= MAX_KEPT_MEMBER_FILES) {
       fs.closeSync(fd);
       return text;
     }
     if (own) own.set(name, fd);
     else this.fds.set(pid, new Map([[name, fd]]));
     this.count++;
+    keptMemberFiles++;
     return text;
   }
 
@@ -137,9 +143,14 @@ export class KeptMemberFiles {
     for (const [pid, own] of this.fds) {
       if (pids.includes(pid)) continue;
       for (const fd of own.values()) fs.closeSync(fd);
-      this.count -= own.size;
+      this.forget(own.size);
       this.fds.delete(pid);
     }
+  }
+
+  private forget(closed: number): void {
+    this.count -= closed;
+    keptMemberFiles -= closed;
   }
 
   /** Closes every kept descriptor; later reads open and close their file each time. */
