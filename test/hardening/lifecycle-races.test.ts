@@ -9,7 +9,8 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { EofOracle, isReaped, isRunning, see, waitForFile, waitUntil } from '../helpers/kernel.js';
+import { EofOracle, isReaped, isRunning, see, waitForFile, waitUntil, type SeenProcess } from '../helpers/kernel.js';
+import { signalIfSame } from '../helpers/signal.js';
 import { EnvMarker, prng, summary } from '../helpers/hardening.js';
 import { cgroupUnavailable, modeRows, MODES } from '../helpers/modes.js';
 import { FIXTURES, startRuntime, tempDir, waitForOutput } from '../helpers/runtime.js';
@@ -180,10 +181,13 @@ describe.each(modeRows())('scenario 8: supervisor SIGKILLed while another runtim
       { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, HEPH_TEST_LOCKS: 'port:6100', HEPH_TEST_LOCK_DIR: lockDir } },
     );
     let waiter: ReturnType<typeof spawn> | undefined;
-    const pids = () => (fs.existsSync(path.join(dir, 'pids')) ? fs.readFileSync(path.join(dir, 'pids'), 'utf8').trim().split(' ') : []);
+    // The job's shell and its sleep, seen while they surely run: the cleanup below kills them
+    // only while their pids still name them (by then they should be gone, and the pids free).
+    let jobs: SeenProcess[] = [];
     try {
       const info = JSON.parse(await new Promise<string>((resolve) => readline.createInterface({ input: first.stdout! }).once('line', resolve)));
       const jobPids = (await waitForFile(path.join(dir, 'pids'))).trim().split(' ');
+      jobs = jobPids.map((pid) => see(Number(pid)));
       waiter = spawn(process.execPath, [path.join(FIXTURES, 'lock-host.mjs'), lockDir, 'port:6100', ...jobPids], {
         stdio: ['ignore', 'pipe', 'inherit'],
       });
@@ -198,13 +202,7 @@ describe.each(modeRows())('scenario 8: supervisor SIGKILLed while another runtim
     } finally {
       first.kill('SIGKILL');
       waiter?.kill('SIGKILL');
-      for (const pid of pids()) {
-        try {
-          process.kill(Number(pid), 'SIGKILL');
-        } catch {
-          // gone, as it should be
-        }
-      }
+      for (const job of jobs) signalIfSame(job, 'SIGKILL'); // false when gone, as it should be
     }
   });
 });

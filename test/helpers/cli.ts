@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach } from 'vitest';
 import { isReaped, see, waitUntil, type SeenProcess } from './kernel.js';
+import { signalIfSame } from './signal.js';
 import { FIXTURES } from './runtime.js';
 
 export const CLI = path.resolve(import.meta.dirname, '../../dist/src/cli/main.js');
@@ -45,6 +46,8 @@ export class CliProcess {
   err = '';
   /** The heph-jobs process (on a pty, the relay's child). */
   pid: Promise<number>;
+  /** The heph-jobs a pty relay started, as seen when the relay named it (null without a relay). */
+  private readonly inner: Promise<SeenProcess | null>;
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Where the next `next()` starts looking in `plain(out)`. */
   private cursor = 0;
@@ -76,6 +79,8 @@ export class CliProcess {
     this.pid = options.pty
       ? this.until(() => /^pid (\d+)$/m.exec(this.err), 'the relay to name its child').then((match) => Number(match[1]))
       : Promise.resolve(childPid);
+    // Seen as soon as the relay names it, while it surely runs: the kill checks it is still that one.
+    this.inner = options.pty ? this.pid.then((pid) => see(pid)).catch(() => null) : Promise.resolve(null);
   }
 
   private changed(): void {
@@ -154,22 +159,16 @@ export class CliProcess {
     return `--- stdout ---\n${plain(this.out)}\n--- stderr ---\n${this.err}`;
   }
 
-  /** Kills the relay and heph-jobs by pid, then waits until both are gone. */
+  /**
+   * Kills the relay (our child) and the heph-jobs it started (through a pidfd, only while its pid
+   * still names the process seen when the relay named it), then waits until both are gone.
+   */
   async kill(): Promise<void> {
-    const pids = new Set<number>([this.child.pid!]);
-    const inner = await Promise.race([this.pid, Promise.resolve(null)]).catch(() => null);
-    if (inner !== null) pids.add(inner);
-    const seen: SeenProcess[] = [];
-    for (const pid of pids) {
-      try {
-        seen.push(see(pid));
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
+    const inner = await Promise.race([this.inner, Promise.resolve(null)]);
+    if (inner !== null) signalIfSame(inner, 'SIGKILL');
+    this.child.kill('SIGKILL'); // Node signals a child only until it has reaped it
     await this.exited;
-    await waitUntil(() => seen.every(isReaped), `heph-jobs processes ${[...pids].join(', ')} to be reaped`);
+    if (inner !== null) await waitUntil(() => isReaped(inner), `heph-jobs process ${inner.pid} to be reaped`);
   }
 }
 

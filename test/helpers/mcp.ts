@@ -9,10 +9,13 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterEach, expect } from 'vitest';
 import { CLI } from './cli.js';
 import { isReaped, see, waitUntil, type SeenProcess } from './kernel.js';
+import { signalIfSame } from './signal.js';
 
 export interface McpConnection {
   client: Client;
   transport: StdioClientTransport;
+  /** The server process as seen once it was connected (it surely ran then): what the cleanup kills. */
+  server: SeenProcess | null;
   /** The server's environment carries HEPH_TEST_MARK=<mark>, and so does every job it starts. */
   mark: string;
   stderr: () => string;
@@ -22,9 +25,9 @@ const open: McpConnection[] = [];
 
 afterEach(async () => {
   for (const connection of open.splice(0)) {
-    const pid = connection.transport.pid;
-    const server = pid === null ? null : seen(pid);
-    if (server) process.kill(server.pid, 'SIGKILL');
+    // Only while its pid still names the server seen at connect time: it may have ended by now.
+    const { server } = connection;
+    if (server) signalIfSame(server, 'SIGKILL');
     await connection.client.close().catch(() => undefined);
     if (server) await waitUntil(() => isReaped(server), `the MCP server ${server.pid} to be reaped`);
   }
@@ -48,9 +51,10 @@ export async function connectMcp(mode: string, env: Record<string, string> = {})
   let stderr = '';
   transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const client = new Client({ name: 'heph-jobs-test', version: '1.0.0' });
-  const connection = { client, transport, mark, stderr: () => stderr };
+  const connection: McpConnection = { client, transport, server: null, mark, stderr: () => stderr };
   open.push(connection);
   await client.connect(transport);
+  connection.server = transport.pid === null ? null : seen(transport.pid);
   return connection;
 }
 

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import type { JobRuntime } from '../../src/index.js';
 import { environContains, readProcStat } from '../../supervisor/platform/procfs.js';
 import { EofOracle, isReaped, isRunning, see, waitForFile, waitUntil, type SeenProcess } from '../helpers/kernel.js';
+import { signalIfSame } from '../helpers/signal.js';
 import { modeRows } from '../helpers/modes.js';
 import { startRuntime, tempDir } from '../helpers/runtime.js';
 import { killSupervisor, settledLostCleanups, supervisorHello, waitFor } from '../../src/testing.js';
@@ -97,7 +98,7 @@ describe.each(modeRows())('a job process that ran `env -i setsid -f` (%s)', (mod
         expect(isRunning(escaper.pid) && !isReaped(escaper)).toBe(true);
       } finally {
         // The test stops what it started (checked to be the same process first).
-        if (escaper !== null && !isReaped(escaper)) process.kill(escaper.pid, 'SIGKILL');
+        if (escaper !== null) signalIfSame(escaper, 'SIGKILL');
         if (escaper !== null) await waitUntil(() => isReaped(escaper!), 'the escaper reaped');
         oracle.dispose();
       }

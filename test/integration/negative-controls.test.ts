@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EofOracle, isReaped, isRunning, see, waitForFile, waitUntil } from '../helpers/kernel.js';
+import { signalIfSame } from '../helpers/signal.js';
 import { FIXTURES, tempDir } from '../helpers/runtime.js';
 import { readProcStat } from '../../supervisor/platform/procfs.js';
 
@@ -37,7 +38,7 @@ describe('oracles without containment', () => {
       expect(pgrp!.pgid).toBe(pgrp!.pid);
       // Clean up by pid and by the leader's process group (only processes this test started:
       // the escapers, and the fixture's own last sleep), then the oracle must see EOF.
-      for (const proc of escapers) process.kill(proc.pid, 'SIGKILL');
+      for (const proc of escapers) signalIfSame(proc, 'SIGKILL');
       try {
         process.kill(-leader.pid!, 'SIGKILL');
       } catch {

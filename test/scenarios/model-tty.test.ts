@@ -12,6 +12,7 @@ import { createTools, type JobRuntime } from '../../src/index.js';
 import { cgroupOf } from '../../supervisor/platform/procfs.js';
 import { cgroup2Mounts } from '../../supervisor/platform/cgroup.js';
 import { EofOracle, isReaped, see, waitForFile, waitUntil } from '../helpers/kernel.js';
+import { signalIfSame } from '../helpers/signal.js';
 import { modeRows } from '../helpers/modes.js';
 import { startRuntime, tempDir, waitForOutput } from '../helpers/runtime.js';
 import { killSupervisor, settledLostCleanups, waitFor } from '../../src/testing.js';
@@ -171,7 +172,7 @@ describe.each(modeRows())('tty: true, through the tools (%s)', (mode, skip) => {
         expect(isReaped(escaper)).toBe(false);
       } finally {
         // The test stops what it started (checked to be the same process first).
-        if (!isReaped(escaper)) process.kill(escaper.pid, 'SIGKILL');
+        signalIfSame(escaper, 'SIGKILL');
         await waitUntil(() => isReaped(escaper), 'the escaper reaped after SIGKILL');
       }
     },
