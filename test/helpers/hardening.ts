@@ -18,6 +18,7 @@ import type { SupervisorConfig } from '../../src/protocol/messages.js';
 import { processesWithEnv } from './kernel.js';
 import { prng } from './random.js';
 import { waitFor } from '../../src/testing.js';
+import { afterEach } from 'vitest';
 export { prng };
 
 /** `scenario N: iterations X, failures Y`: the line the closing note's table is built from. */
@@ -230,4 +231,28 @@ export function startBareSupervisor(env: NodeJS.ProcessEnv = {}) {
     else child.once('exit', () => resolve());
   });
   return { child, socket, inbox, next, request, exited };
+}
+
+export type BareSupervisor = ReturnType<typeof startBareSupervisor>;
+
+/**
+ * For a test file of bare supervisors: the returned function starts one (as startBareSupervisor),
+ * and after each test every one it started has its channel closed and is waited for (a supervisor
+ * whose channel ends stops its jobs and exits).
+ */
+export function bareSupervisorsClosedAfterEach(): (env?: NodeJS.ProcessEnv) => BareSupervisor {
+  const started: BareSupervisor[] = [];
+  afterEach(async () => {
+    await Promise.all(
+      started.splice(0).map(async (bare) => {
+        bare.socket.end();
+        await bare.exited;
+      }),
+    );
+  });
+  return (env = {}) => {
+    const bare = startBareSupervisor(env);
+    started.push(bare);
+    return bare;
+  };
 }

@@ -14,30 +14,22 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { JobEvent } from '../../src/index.js';
 import { encodeFrame } from '../../src/protocol/codec.js';
 import { waitFor } from '../../src/testing.js';
-import { bareConfig, startBareSupervisor } from '../helpers/hardening.js';
+import { bareConfig, bareSupervisorsClosedAfterEach, type BareSupervisor as Bare } from '../helpers/hardening.js';
 import { EofOracle, isRunning } from '../helpers/kernel.js';
 import { modeRows } from '../helpers/modes.js';
 import { startRuntime, tempDir } from '../helpers/runtime.js';
 
-type Bare = ReturnType<typeof startBareSupervisor>;
 type Message = { id?: number; ok?: boolean; event?: string; job?: number; code?: number | null; exit?: { code: number | null }; message?: string; value?: any; error?: { code?: string } };
 
-const bares: Bare[] = [];
+const startBare = bareSupervisorsClosedAfterEach();
 const oracles: EofOracle[] = [];
 
-afterEach(async () => {
-  await Promise.all(
-    bares.splice(0).map(async (bare) => {
-      bare.socket.end();
-      await bare.exited;
-    }),
-  );
+afterEach(() => {
   for (const oracle of oracles.splice(0)) oracle.dispose();
 });
 
 async function bareSupervisor(mode: string): Promise<Bare> {
-  const bare = startBareSupervisor();
-  bares.push(bare);
+  const bare = startBare();
   expect(await bare.request({ type: 'hello', config: bareConfig(mode, tempDir()) })).toMatchObject({ ok: true });
   return bare;
 }

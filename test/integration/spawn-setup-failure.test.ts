@@ -9,31 +9,23 @@
 import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { childrenOf } from '../../supervisor/platform/procfs.js';
-import { bareConfig, SharedEofOracle, startBareSupervisor } from '../helpers/hardening.js';
+import { bareConfig, bareSupervisorsClosedAfterEach, SharedEofOracle, type BareSupervisor as Bare } from '../helpers/hardening.js';
 import { modeRows } from '../helpers/modes.js';
 import { tempDir } from '../helpers/runtime.js';
 
-type Bare = ReturnType<typeof startBareSupervisor>;
 type Reply = { id: number; ok: boolean; value?: any; error?: { code?: string; message?: string } };
 
-const bares: Bare[] = [];
+const startBare = bareSupervisorsClosedAfterEach();
 const oracles: SharedEofOracle[] = [];
 
-afterEach(async () => {
-  await Promise.all(
-    bares.splice(0).map(async (bare) => {
-      bare.socket.end();
-      await bare.exited;
-    }),
-  );
+afterEach(() => {
   for (const oracle of oracles.splice(0)) oracle.dispose();
 });
 
 const config = (mode: string) => bareConfig(mode, tempDir());
 
 async function bareSupervisor(mode: string, env: NodeJS.ProcessEnv = {}): Promise<Bare> {
-  const bare = startBareSupervisor(env);
-  bares.push(bare);
+  const bare = startBare(env);
   expect(await bare.request({ type: 'hello', config: config(mode) })).toMatchObject({ ok: true });
   return bare;
 }
