@@ -176,10 +176,10 @@ Napi::Value CloseFd(const Napi::CallbackInfo& info) {
 }
 
 // watchParent(pid, callback) -> boolean: false when `pid` is no longer our parent (it died before
-// the watch began and we were reparented). Otherwise callback(null, how) runs once, on the JS
-// thread, when the parent dies: how is 'death-signal' (the parent-death signal, usually the
-// earlier word) or 'exit' (its pidfd: the whole process has exited; this also covers a parent
-// whose spawning thread is not the one that exits last), or callback(error) if the watch failed.
+// the watch began and we were reparented). Otherwise callback() runs once, on the JS thread, when
+// the parent dies, seen by the parent-death signal (usually the earlier word) or by its pidfd (the
+// whole process has exited: this covers a parent that died before the prctl below), or
+// callback(error) if the watch itself failed.
 // Once per process: the signal's handler and the pipe are process-wide.
 Napi::Value WatchParent(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -222,9 +222,8 @@ Napi::Value WatchParent(const Napi::CallbackInfo& info) {
       int err = WaitForReadable(fds, 2, &which);
       if (err == 0 && which == 1) KillEveryJobNow();  // the handler did it when the signal came
       close(exit_fd);  // the signal pipe stays: the handler may still write to it
-      const char* how = which == 0 ? "death-signal" : "exit";
-      tsfn.BlockingCall([err, how](Napi::Env call_env, Napi::Function js_callback) {
-        if (err == 0) js_callback.Call({call_env.Null(), Napi::String::New(call_env, how)});
+      tsfn.BlockingCall([err](Napi::Env call_env, Napi::Function js_callback) {
+        if (err == 0) js_callback.Call({});
         else js_callback.Call({ErrnoError(call_env, err, "poll").Value()});
       });
       tsfn.Release();

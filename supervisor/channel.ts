@@ -1,8 +1,9 @@
 /**
  * The supervisor's end of the channel: the inherited socket on fd 3. Frames in, replies and
  * events out. A malformed frame gets an error reply (or event, when it has no id) and the channel
- * stays up; so does a one-way request that is refused (an event names it). So does a reply that cannot be encoded (larger than a frame, whatever the request
- * asked for): the request gets an error reply instead, and the supervisor lives on.
+ * stays up; so does a one-way request that is refused (an event names it). So does a reply that
+ * cannot be encoded (larger than a frame, whatever the request asked for): the request gets an
+ * error reply instead, and the supervisor lives on.
  */
 import net from 'node:net';
 import { encodeFrame, FrameReader } from '../src/protocol/codec.js';

@@ -89,13 +89,12 @@ export interface NativeAddon {
   signalChildGroup(pid: number, signal: number): boolean;
   closeFd(fd: number): void;
   /**
-   * Watches our parent `pid` (once per process): calls back once when it dies, saying how it was
-   * seen: `death-signal` (the parent-death signal, sent when the thread that spawned us exits,
-   * before a dying process tears down its memory) or `exit` (its pidfd: the whole process has
-   * exited). With an errno error instead if the watch itself failed. False, and no callback,
-   * when `pid` is no longer our parent.
+   * Watches our parent `pid` (once per process): calls back once when it dies, seen by the
+   * parent-death signal (sent when the thread that spawned us exits, before a dying process tears
+   * down its memory) or by its pidfd (the whole process has exited); with an errno error instead
+   * if the watch itself failed. False, and no callback, when `pid` is no longer our parent.
    */
-  watchParent(pid: number, callback: (error: Error | null, how?: 'death-signal' | 'exit') => void): boolean;
+  watchParent(pid: number, callback: (error?: Error) => void): boolean;
   /**
    * From now on the parent's death writes "1" to `fd` at once, from the signal handler, before
    * any JavaScript runs (once per process; `fd` must stay open for the life of the process).

@@ -34,10 +34,9 @@ export function shutdown(state: SupervisorState, close: () => void): Promise<voi
   state.shuttingDown ??= (async () => {
     const jobs = [...state.jobs.values()];
     // Every job's kill before any job's cleanup: the last process dies as soon as it can. In one
-    // step where the strategy can; each job's own kill then only marks it (and covers a job the
-    // one step missed).
-    state.setup?.strategy.killEveryJob();
-    for (const job of jobs) job.killNow();
+    // step where the strategy can (then each job is only marked as killed), else job by job.
+    const allKilled = state.setup?.strategy.killEveryJob() ?? false;
+    for (const job of jobs) job.killNow(allKilled);
     await Promise.all(jobs.map((job) => job.destroy()));
     await killEverythingBelowUs();
     state.setup?.strategy.dispose();

@@ -305,12 +305,13 @@ export class SupervisedJob implements WaitableJob {
   /**
    * Runtime gone, first step: SIGKILL to every process of the job, now. The shutdown sends every
    * job's kill before it waits for any (a crash cleanup of 8 jobs otherwise spent milliseconds of
-   * first-run code between the kills); `destroy` then waits.
+   * first-run code between the kills); `destroy` then waits. `alreadySent`: the strategy has
+   * killed every job at once (its killEveryJob), so only the state is set here.
    */
-  killNow(): void {
+  killNow(alreadySent = false): void {
     if (this.cleanedUp || this.killing) return;
     this.killing = true;
-    this.strategy.killAll(this.identity);
+    if (!alreadySent) this.strategy.killAll(this.identity);
   }
 
   /** Runtime gone: no grace, every process now (unless `killNow` sent it), then cleaned up. */

@@ -140,8 +140,9 @@ export class KeptMemberFiles {
   /** Closes the descriptors of every process not in `pids` (the members just listed). */
   keepOnly(pids: readonly number[]): void {
     if (this.count === 0) return;
+    const members = new Set(pids); // a job may have thousands: no scan of them per kept pid
     for (const [pid, own] of this.fds) {
-      if (pids.includes(pid)) continue;
+      if (members.has(pid)) continue;
       for (const fd of own.values()) fs.closeSync(fd);
       this.forget(own.size);
       this.fds.delete(pid);
