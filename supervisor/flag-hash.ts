@@ -10,7 +10,7 @@
  * keeps its limit, and the flag hash is the default's again
  * (test/integration/supervisor-code-cache.test.ts shows both).
  */
-import v8 from 'node:v8';
+import { v8 } from './lazy-builtins.js';
 
 /** Heap size flags V8 reads only when it makes the heap; 0 is their "default" value. */
 const HEAP_SETUP_FLAGS = ['--max-semi-space-size', '--min-semi-space-size'];
@@ -19,6 +19,31 @@ const HEAP_SETUP_FLAGS = ['--max-semi-space-size', '--min-semi-space-size'];
 export function forgetHeapSetupFlags(execArgv: readonly string[] = process.execArgv): void {
   for (const arg of execArgv) {
     const name = arg.split('=')[0]!;
-    if (HEAP_SETUP_FLAGS.includes(name)) v8.setFlagsFromString(`${name}=0`);
+    if (HEAP_SETUP_FLAGS.includes(name)) setV8Flags(`${name}=0`);
   }
+}
+
+type SetFlags = (flags: string) => void;
+
+/**
+ * V8's setFlagsFromString without loading node:v8: that module brings node:stream and its ~30
+ * internal modules, and loaded before the flags are set back they compile from source (~5 ms of
+ * every start; bench: start). The internal binding is the one node:v8 calls; Node warns that
+ * process.binding('v8') is deprecated, so the warning is silenced for the one call. Where the
+ * binding is gone (a later Node), node:v8 does it.
+ */
+function setV8Flags(flags: string): void {
+  const quiet = process.noDeprecation;
+  let fromBinding: SetFlags | undefined;
+  try {
+    process.noDeprecation = true;
+    const binding = (process as unknown as { binding(name: string): { setFlagsFromString?: unknown } }).binding('v8');
+    if (typeof binding.setFlagsFromString === 'function') fromBinding = binding.setFlagsFromString as SetFlags;
+  } catch {
+    // No such binding here.
+  } finally {
+    process.noDeprecation = quiet;
+  }
+  if (fromBinding) fromBinding(flags);
+  else v8().setFlagsFromString(flags);
 }

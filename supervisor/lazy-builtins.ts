@@ -6,3 +6,4 @@
  */
 export const crypto = (): typeof import('node:crypto') => process.getBuiltinModule('node:crypto');
 export const tty = (): typeof import('node:tty') => process.getBuiltinModule('node:tty');
+export const v8 = (): typeof import('node:v8') => process.getBuiltinModule('node:v8');

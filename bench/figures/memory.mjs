@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs';
 import { JobRuntime } from '../../dist/src/index.js';
-import { SUPERVISOR_V8_FLAGS, supervisorEnvironment } from '../../dist/src/runtime/supervisor-client.js';
+import { SUPERVISOR_NODE_FLAGS, supervisorEnvironment } from '../../dist/src/runtime/supervisor-client.js';
 import { goal, group, row } from '../lib/report.mjs';
 import { memoryOf, sleep } from '../lib/procs.mjs';
 
@@ -38,7 +38,7 @@ function residentParts(pid) {
 
 /** The floor: a bare Node process (the supervisor's flags and environment) idling, its VmRSS. */
 async function bareNode(ms) {
-  const child = spawn(process.execPath, [...SUPERVISOR_V8_FLAGS, '-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore', env: supervisorEnvironment(process.env) });
+  const child = spawn(process.execPath, [...SUPERVISOR_NODE_FLAGS, '-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore', env: supervisorEnvironment(process.env) });
   try {
     await sleep(500);
     return { samples: await sampleRss(child.pid, ms), parts: residentParts(child.pid) };

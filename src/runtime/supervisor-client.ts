@@ -30,37 +30,39 @@ export function supervisorEntry(): string {
 }
 
 /**
- * V8 flags for the supervisor. Its garbage is short-lived and small (requests, replies, /proc
- * reads; output lands in preallocated arenas), but V8's default young generation grows to tens of
- * megabytes before it is collected, so the resident set crept from 52 to 117 MB over 3000
+ * Node and V8 flags for the supervisor. Its garbage is short-lived and small (requests, replies,
+ * /proc reads; output lands in preallocated arenas), but V8's default young generation grows to
+ * tens of megabytes before it is collected, so the resident set crept from 52 to 117 MB over 3000
  * sequential jobs with nothing live behind it (capping the old space at 32 MB changed nothing: no
  * leak). A 1 MB semi-space keeps it flat near 63 MB and costs no measurable time
  * (bench: memory, jobs in sequence).
  *
- * `--single-threaded`: no V8 helper threads. Their work (TurboFan compiles and GC marking) then
- * runs on the main thread, which costs a flood nothing measurable: 18.6M lines per CPU-second of
- * the supervisor against 17.4-17.7M with helpers (8 jobs flooding, two runs each). Each helper
- * thread gets its own malloc arena, which keeps the compiler's freed zone memory (~0.8 MB per
- * thread, never given back): without them the peak of 8 jobs flooding fell from 75.9-76.6 MB to
- * 73.3-73.4 MB, and the supervisor after 10 000 jobs in sequence from 68.4-68.8 MB to 63.3-63.6 MB
- * (bench: memory, memory-sequence; two runs each). Concurrent GC marking off alone changed
- * nothing; the JIT off (--jitless, --lite-mode) saves 7 MB more (a 62.9-63.0 MB peak, still over
- * 60) but ingests 1.2M lines per CPU-second instead of 18-19M. --optimize-for-size (old-space slack 2 MB instead of 8) flattened the sequence
- * further (1.15-1.17x against 1.21x) but slowed 2000-line status reads (2.45-2.59x raw against
- * 2.13x), so it is not used.
+ * `--v8-pool-size=1`: one V8 helper thread instead of four (a Node option, so it is not in V8's
+ * flag hash). Each helper thread got its own malloc arena, which kept the compiler's freed zone
+ * memory (~0.8 MB per thread, never given back); with one helper and one arena for every thread
+ * (MALLOC_ARENA_MAX: supervisorEnvironment) the peak of 8 jobs flooding is 72.6 MB against 75.9-76.6
+ * with four helpers and their arenas. V8's `--single-threaded` did that too (72.1 MB) but put V8's
+ * flag hash off the default for good, so every built-in module the supervisor loads after boot
+ * (net, streams: ~30 modules) compiled from source instead of from Node's code cache: 11 ms of
+ * every start (63.9 against 52.7 ms median; bench: start, memory; flag-hash.ts sets the one flag
+ * left back). The JIT off (--jitless, --lite-mode) saves 7 MB more (a 62.9-63.0 MB peak, still
+ * over 60) but ingests 1.2M lines per CPU-second instead of 18-19M. --optimize-for-size (old-space
+ * slack 2 MB instead of 8) flattened the sequence further (1.15-1.17x against 1.21x) but slowed
+ * 2000-line status reads (2.45-2.59x raw against 2.13x), so it is not used.
  */
-export const SUPERVISOR_V8_FLAGS = ['--max-semi-space-size=1', '--single-threaded'];
+export const SUPERVISOR_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=1', '--v8-pool-size=1'];
 
 /**
- * The supervisor's own environment: the runtime's, less what only slows its boot. Node 20 reads
- * and parses NODE_EXTRA_CA_CERTS when it starts, before any script runs (a whole CA bundle: ~35 ms,
- * more than half of a bare `node -e 0` on a machine whose environment names one; bench: start),
- * and the supervisor never opens a TLS connection. Jobs are not affected: each gets the
- * environment its spawn request carries, not the supervisor's.
+ * The supervisor's own environment: the runtime's, less what only slows its boot, plus one malloc
+ * arena for all its threads (see SUPERVISOR_NODE_FLAGS). Node 20 reads and parses
+ * NODE_EXTRA_CA_CERTS when it starts, before any script runs (a whole CA bundle: ~35 ms, more than
+ * half of a bare `node -e 0` on a machine whose environment names one; bench: start), and the
+ * supervisor never opens a TLS connection. Jobs are not affected: each gets the environment its
+ * spawn request carries, not the supervisor's.
  */
 export function supervisorEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const { NODE_EXTRA_CA_CERTS: _tlsOnly, ...rest } = env;
-  return rest;
+  return { ...rest, MALLOC_ARENA_MAX: '1' };
 }
 
 /** Lines of the supervisor's stderr kept for the "supervisor lost" message. */
@@ -122,7 +124,7 @@ export class SupervisorClient {
 
   static async start(config: SupervisorConfig, events: SupervisorClientEvents, vault: VaultHandoff = { mode: 'none' }): Promise<SupervisorClient> {
     const stdin = vault.mode === 'create' ? 'pipe' : vault.mode === 'inherit' ? vault.carrier : 'ignore';
-    const child = spawn(process.execPath, [...SUPERVISOR_V8_FLAGS, supervisorEntry()], {
+    const child = spawn(process.execPath, [...SUPERVISOR_NODE_FLAGS, supervisorEntry()], {
       // Its own session and process group: a Ctrl-C at the runtime's terminal must not reach it.
       detached: true,
       stdio: [stdin, 'ignore', 'pipe', 'pipe'],

@@ -55,8 +55,10 @@ describe('supervisor start', () => {
     expect(supervisorChildren()).toEqual([]);
   });
 
-  it('the supervisor boots without NODE_EXTRA_CA_CERTS (Node parses it at boot); jobs still get it', async () => {
+  it('the supervisor boots without NODE_EXTRA_CA_CERTS (Node parses it at boot) and with one malloc arena; jobs get the runtime environment', async () => {
     const saved = process.env.NODE_EXTRA_CA_CERTS;
+    const savedArenas = process.env.MALLOC_ARENA_MAX;
+    delete process.env.MALLOC_ARENA_MAX;
     process.env.NODE_EXTRA_CA_CERTS = '/etc/ssl/certs/heph-jobs-test-bundle.crt';
     const runtime = await JobRuntime.start({ settleMs: 0 });
     try {
@@ -66,12 +68,15 @@ describe('supervisor start', () => {
       const environ = fs.readFileSync(`/proc/${supervisorPid(runtime)}/environ`, 'utf8').split('\0');
       expect(environ.some((entry) => entry.startsWith('HEPH_JOBS_PARENT_PID='))).toBe(true);
       expect(environ.filter((entry) => entry.startsWith('NODE_EXTRA_CA_CERTS='))).toEqual([]);
-      // The control: the job's environment is the runtime's, variable included.
+      expect(environ.filter((entry) => entry.startsWith('MALLOC_ARENA_MAX='))).toEqual(['MALLOC_ARENA_MAX=1']);
+      // The control: the job's environment is the runtime's, variable included, the supervisor's own tuning not.
       const jobEnviron = fs.readFileSync(`/proc/${job.pid}/environ`, 'utf8').split('\0');
       expect(jobEnviron).toContain('NODE_EXTRA_CA_CERTS=/etc/ssl/certs/heph-jobs-test-bundle.crt');
+      expect(jobEnviron.filter((entry) => entry.startsWith('MALLOC_ARENA_MAX='))).toEqual([]);
     } finally {
       if (saved === undefined) delete process.env.NODE_EXTRA_CA_CERTS;
       else process.env.NODE_EXTRA_CA_CERTS = saved;
+      if (savedArenas !== undefined) process.env.MALLOC_ARENA_MAX = savedArenas;
       await runtime.close();
     }
   });
