@@ -8,7 +8,7 @@
  * rolldown turns `import.meta.url` into the file's URL. The runtime starts the bundle when it
  * exists, else main.js.
  * The bundle sits in the same folder as main.js, so what it finds relative to itself (the package
- * root, the addon, node-gyp-build) is found the same way.
+ * root, the addon) is found the same way.
  * ASCII only and no comments: V8 keeps a script's whole source on the heap (lazy functions are
  * compiled from it later), and one non-ASCII character (a "×" in a comment) makes it a two-byte
  * string: 535 KB of the supervisor's heap for a 267 KB file, now 195 KB (bench: memory, -0.5 MB
@@ -30,8 +30,6 @@ await build({
   input: path.join(root, 'dist/supervisor/main.js'),
   platform: 'node',
   logLevel: 'warn',
-  // Resolved at run time from the package (its prebuild lookup reads its own package.json).
-  external: ['node-gyp-build'],
   output: { file: path.join(root, 'dist/supervisor/supervisor.bundle.cjs'), format: 'cjs', sourcemap: true, charset: 'ascii', comments: false },
 });
 

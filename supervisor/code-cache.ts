@@ -67,7 +67,7 @@ function cachedDataFor(cacheFile: string, hash: string | null): { state: 'none' 
 
 /**
  * Compiles the bundle (with its cache when one fits) and runs it as the CommonJS module `file`,
- * whose `require` resolves from the bundle's folder (the addon, node-gyp-build, re2js).
+ * whose `require` resolves from the bundle's folder (the addon).
  * With `warmAtExit`, the cache is rewritten when the process exits, with every function this run
  * compiled (the build's warm-up run: scripts/supervisor-code-cache.mjs).
  */

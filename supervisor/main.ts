@@ -13,11 +13,10 @@ import { native } from './native.js';
 import { requestHandler } from './requests/index.js';
 import { shutdown } from './cleanup/shutdown.js';
 import { SupervisorState } from './state.js';
+import { warn } from './warn.js';
 
 process.title = PROCESS_TITLE;
 closeInheritedDescriptors(CHANNEL_FD);
-// A write to the runtime's stderr after it died must not crash us before cleanup.
-process.stderr.on('error', () => {});
 
 const state = new SupervisorState();
 const stop = (): void => void shutdown(state, () => channel.close());
@@ -47,7 +46,7 @@ const expectedParent = Number(process.env.HEPH_JOBS_PARENT_PID);
 try {
   const watching = native.watchParent(expectedParent, (error) => {
     // A watch that failed says nothing of the parent: the channel's EOF still tells us it died.
-    if (error) process.stderr.write(`heph-jobs supervisor: cannot watch the runtime process: ${error.message}\n`);
+    if (error) warn(`cannot watch the runtime process: ${error.message}`);
     else stop();
   });
   if (!watching) throw new Error('parent already gone');

@@ -30,6 +30,7 @@ import { instanceName, type SupervisorIdentity } from '../../src/protocol/identi
 import { LOCK_MODES, type LockResource } from '../../src/protocol/messages.js';
 import { pathAncestors } from '../../src/protocol/resource-path.js';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { warn } from '../warn.js';
 
 const SLOTS = 2 ** 46;
 const X_INTENT = 2 ** 47;
@@ -295,7 +296,7 @@ export class KernelLocks {
       meta: { own: entry.own, token: entry.token, owner: entry.owner } satisfies LeaseMeta,
     }));
     if (!this.vault.store(leases)) {
-      process.stderr.write('heph-jobs supervisor: the lock vault is full; the newest leases would not outlive a crash of this process\n');
+      warn('the lock vault is full; the newest leases would not outlive a crash of this process');
     }
   }
 
@@ -317,13 +318,13 @@ export class KernelLocks {
         since: Date.now(),
         ...(entry.predecessors.length > 0 ? { predecessors: entry.predecessors } : {}),
       };
-      if (!writeRecord(entry.fds[index]!, record, gone)) process.stderr.write(`heph-jobs supervisor: could not record the holder of ${resource}\n`);
+      if (!writeRecord(entry.fds[index]!, record, gone)) warn(`could not record the holder of ${resource}`);
     }
   }
 
   private clearRecords(entry: HeldLease): void {
     for (const { index, resource, mode } of entry.own) {
-      if (!clearRecord(entry.fds[index]!, resource, mode, entry.token)) process.stderr.write(`heph-jobs supervisor: could not clear the record of ${resource}\n`);
+      if (!clearRecord(entry.fds[index]!, resource, mode, entry.token)) warn(`could not clear the record of ${resource}`);
     }
   }
 

@@ -12,6 +12,7 @@ import { sweepDeadInstances } from '../cleanup/start-sweep.js';
 import { codeCacheState } from '../code-cache.js';
 import { ownIdentity } from '../identity.js';
 import { native } from '../native.js';
+import { guardStderrStream, warn } from '../warn.js';
 import type { HelloReply, VaultMode } from '../../src/protocol/messages.js';
 import type { Handlers, RequestContext } from './context.js';
 
@@ -24,7 +25,7 @@ function openVault(mode: VaultMode): { vault: LockVault | null; state: HelloRepl
       return { vault, state: vault ? 'inherited' : 'missing' };
     }
   } catch (error) {
-    process.stderr.write(`heph-jobs supervisor: no lock vault: ${(error as Error).message}\n`);
+    warn(`no lock vault: ${(error as Error).message}`);
   }
   return { vault: null, state: 'none' };
 }
@@ -48,8 +49,9 @@ export function sessionHandlers(context: RequestContext): Handlers<'hello' | 'pi
       // every process's environment (tens of ms in a fresh process on a busy machine), so it starts
       // just after this answer and works in slices: the runtime's first calls do not wait for it.
       setImmediate(() => {
+        guardStderrStream();
         sweepDeadInstances(scope).catch((error: unknown) => {
-          process.stderr.write(`heph-jobs supervisor: the sweep of dead supervisors' leftovers failed: ${(error as Error).message}\n`);
+          warn(`the sweep of dead supervisors' leftovers failed: ${(error as Error).message}`);
         });
       });
       return { pid: process.pid, instance: ownIdentity(), containment: strategy.info, subreaper: native.isChildSubreaper(), locks: lockDir.info, vault: { state: vault.state, adopted } };
