@@ -6,10 +6,12 @@
 // so a recycled pid can never receive a signal meant for a job that already ended.
 #include "process.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -20,6 +22,7 @@
 #include <mutex>
 #include <system_error>
 #include <thread>
+#include <vector>
 
 #include "args.h"
 #include "errors.h"
@@ -173,6 +176,37 @@ Napi::Value CloseFd(const Napi::CallbackInfo& info) {
   int fd = FdArg(info, 0, "closeFd(fd)", "fd");
   if (close(fd) != 0 && errno != EINTR) throw ErrnoError(info.Env(), errno, "close");
   return info.Env().Undefined();
+}
+
+// closeInheritedFds(lastKept) -> how many were closed: every descriptor above `lastKept` that is
+// not close-on-exec. Those are what the process that exec'd us leaked (Node and libuv open
+// everything close-on-exec). One fcntl(F_GETFD) per descriptor of /proc/self/fd; the numbers are
+// read first and closed after, so the directory's own descriptor is never among them.
+Napi::Value CloseInheritedFds(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int last_kept = FdArg(info, 0, "closeInheritedFds(lastKept)", "lastKept");
+  DIR* dir = opendir("/proc/self/fd");
+  if (dir == nullptr) throw ErrnoError(env, errno, "opendir(/proc/self/fd)");
+  int own = dirfd(dir);
+  std::vector<int> candidates;
+  errno = 0;
+  while (struct dirent* entry = readdir(dir)) {
+    char* end = nullptr;
+    long fd = strtol(entry->d_name, &end, 10);
+    if (*end != '\0' || end == entry->d_name || fd <= last_kept || fd > INT_MAX || fd == own) continue;
+    candidates.push_back(static_cast<int>(fd));
+  }
+  int read_error = errno;
+  closedir(dir);
+  if (read_error != 0) throw ErrnoError(env, read_error, "readdir(/proc/self/fd)");
+  uint32_t closed = 0;
+  for (int fd : candidates) {
+    int flags = fcntl(fd, F_GETFD);
+    if (flags < 0 || (flags & FD_CLOEXEC) != 0) continue;  // gone meanwhile, or ours
+    close(fd);
+    closed++;
+  }
+  return Napi::Number::New(env, closed);
 }
 
 // watchParent(pid, callback) -> boolean: false when `pid` is no longer our parent (it died before

@@ -91,6 +91,8 @@ export interface NativeAddon {
    */
   signalChildGroup(pid: number, signal: number): boolean;
   closeFd(fd: number): void;
+  /** Closes every descriptor above `lastKept` that is not close-on-exec (what the exec'ing process leaked); returns how many. */
+  closeInheritedFds(lastKept: number): number;
   /**
    * Watches our parent `pid` (once per process): calls back once when it dies, seen by the
    * parent-death signal (sent when the thread that spawned us exits, before a dying process tears

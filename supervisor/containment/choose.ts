@@ -15,16 +15,21 @@ import type { ContainmentStrategy } from './strategy.js';
  * may use and why; the reason becomes capabilities().containment.reason). Also where a dead instance's subtree is looked for: supervisors of one
  * runtime, and of runtimes started the same way, share it.
  */
-export function cgroupParentOf(configured: string | null): { parent: string; reason: string } | { parent: null; reason: string } {
+export type CgroupParent = { parent: string; reason: string } | { parent: null; reason: string };
+
+export function cgroupParentOf(configured: string | null): CgroupParent {
   if (configured !== null) return { parent: configured, reason: `cgroup v2 tree at ${configured} (configured)` };
   const probe = findOwnCgroupDir();
   return probe.ok ? { parent: probe.parent, reason: probe.reason } : { parent: null, reason: probe.reason };
 }
 
-/** Picks the strategy: cgroup when asked for or when `auto` finds a writable cgroup v2 tree. */
-export function chooseContainment(choice: ContainmentChoice, cgroupParent: string | null): ContainmentStrategy {
+/**
+ * Picks the strategy: cgroup when asked for or when `auto` finds a writable cgroup v2 tree
+ * (`found`: cgroupParentOf, which hello also needs for its scope: one probe of /proc, not two).
+ */
+export function chooseContainment(choice: ContainmentChoice, found: CgroupParent): ContainmentStrategy {
   if (choice === 'process-group') return new ProcessGroupStrategy('process-group containment was requested');
-  const { parent, reason } = cgroupParentOf(cgroupParent);
+  const { parent, reason } = found;
   if (parent === null) {
     if (choice === 'cgroup') throw new Error(`cgroup containment was requested but is unavailable: ${reason}`);
     return new ProcessGroupStrategy(`no usable cgroup v2 tree: ${reason}`);

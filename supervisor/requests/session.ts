@@ -35,8 +35,9 @@ export function sessionHandlers(context: RequestContext): Handlers<'hello' | 'pi
   return {
     hello: ({ config, vault: vaultMode }) => {
       if (state.setup) throw new ProtocolError('hello was already received');
-      const strategy = chooseContainment(config.containment, config.cgroupParent);
-      const scope = { cgroupParent: cgroupParentOf(config.cgroupParent).parent };
+      const cgroupParent = cgroupParentOf(config.cgroupParent);
+      const strategy = chooseContainment(config.containment, cgroupParent);
+      const scope = { cgroupParent: cgroupParent.parent };
       const lockDir = openLockDirectory(config.lockDir);
       const vault = openVault(vaultMode ?? 'none');
       const locks = new KernelLocks(lockDir, scope, vault.vault);

@@ -83,10 +83,14 @@ describe('scenario 3: no leaked descriptors', () => {
   it('the supervisor closes descriptors the runtime process leaked to it', async () => {
     const file = path.join(tempDir(), 'leaked');
     fs.writeFileSync(file, 'x');
-    // A host whose fd 7 is open without close-on-exec (as a shell leaves it): libuv passes it on.
-    const host = spawn('/bin/sh', ['-c', `exec 7<${file}; exec "${process.execPath}" ${path.join(FIXTURES, 'runtime-host.mjs')} process-group 'exec sleep 1000'`], {
-      stdio: ['ignore', 'pipe', 'inherit'],
+    // A host whose fd 40 is open without close-on-exec (as the spawn's dup2 leaves it): libuv
+    // passes it on. (Node marks the low inherited ones, up to ~19, close-on-exec as it boots: a
+    // leaked fd 7 would never reach the supervisor, and this test would pass without its cleanup.)
+    const leaked = fs.openSync(file, 'r');
+    const host = spawn(process.execPath, [path.join(FIXTURES, 'runtime-host.mjs'), 'process-group', 'exec sleep 1000'], {
+      stdio: ['ignore', 'pipe', 'inherit', ...Array<'ignore'>(37).fill('ignore'), leaked],
     });
+    fs.closeSync(leaked);
     try {
       const info = JSON.parse(await new Promise<string>((resolve) => readline.createInterface({ input: host.stdout! }).once('line', resolve)));
       const links = (pid: number) =>
@@ -97,8 +101,10 @@ describe('scenario 3: no leaked descriptors', () => {
             return '';
           }
         });
-      // Negative control: the host itself has it.
+      // Negative control: the host itself has it, without close-on-exec, so its spawn passed it on.
       expect(links(host.pid!)).toContain(file);
+      const flags = /^flags:\s+([0-7]+)$/m.exec(fs.readFileSync(`/proc/${host.pid}/fdinfo/40`, 'latin1'))![1]!;
+      expect(Number.parseInt(flags, 8) & 0o2000000).toBe(0);
       expect(links(info.supervisorPid)).not.toContain(file);
       // And the job sees only 0-2 (it gets nothing of the supervisor: channel, pidfds, locks, inotify).
       expect(fs.readdirSync(`/proc/${info.jobs[0].pid}/fd`).sort()).toEqual(['0', '1', '2']);
