@@ -54,6 +54,7 @@ export type CompiledPattern = { ok: true; pattern: LinePattern } | { ok: false; 
 
 /** JavaScript flag letters that RE2 has (CASE_INSENSITIVE, MULTILINE, DOTALL). */
 const KEPT_FLAGS = ['i', 'm', 's'] as const;
+type KeptFlag = (typeof KEPT_FLAGS)[number];
 /** `g`, `y`, `d`: state and indices, meaningless for a wait that tests each line afresh; `u`: RE2 is always Unicode-aware. */
 const DROPPED_FLAGS = new Set(['g', 'y', 'd', 'u']);
 
@@ -68,17 +69,40 @@ function re2(): typeof RE2JS {
   return engine;
 }
 
-/** Compiles `spec`, or says what is wrong with it. */
+/**
+ * Compiles `spec`, or says what is wrong with it. A pattern that is plain text (or alternatives of
+ * plain text, each maybe anchored: `ready`, `^Serving HTTP`, `compiled|error`) is matched by a
+ * string search, which gives RE2's answer in linear time without loading the engine (~20 ms on the
+ * first wait of each process) or running it per line.
+ */
 export function compileLinePattern(spec: PatternSpec): CompiledPattern {
+  const checked = checkedSpec(spec);
+  if (!checked.ok) return checked;
+  const literal = literalMatcher(checked.source, checked.kept);
+  if (literal) return { ok: true, pattern: { source: checked.source, flags: checked.kept.join(''), test: literal } };
+  return compiledByEngine(checked.source, checked.kept);
+}
+
+/** compileLinePattern without the string search: RE2 compiles every pattern (tests compare the two). */
+export function compileLinePatternByEngine(spec: PatternSpec): CompiledPattern {
+  const checked = checkedSpec(spec);
+  return checked.ok ? compiledByEngine(checked.source, checked.kept) : checked;
+}
+
+/** The source and the flags RE2 has, or what is wrong with their shape. */
+function checkedSpec(spec: PatternSpec): { ok: true; source: string; kept: KeptFlag[] } | { ok: false; problem: PatternProblem } {
   const { source, flags } = spec;
   if (typeof source !== 'string' || source.length === 0 || source.length > MAX_PATTERN_CHARS) {
     return { ok: false, problem: { kind: 'shape', value: source, maxChars: MAX_PATTERN_CHARS } };
   }
   const letters = [...(typeof flags === 'string' ? flags : '')].filter((flag) => !DROPPED_FLAGS.has(flag));
   if (!letters.every((flag) => (KEPT_FLAGS as readonly string[]).includes(flag))) return { ok: false, problem: { kind: 'flags', flags } };
+  return { ok: true, source, kept: KEPT_FLAGS.filter((flag) => letters.includes(flag)) };
+}
+
+function compiledByEngine(source: string, kept: readonly KeptFlag[]): CompiledPattern {
   const RE2 = re2();
   const bit = { i: RE2.CASE_INSENSITIVE, m: RE2.MULTILINE, s: RE2.DOTALL };
-  const kept = KEPT_FLAGS.filter((flag) => letters.includes(flag));
   let compiled: RE2JS;
   try {
     compiled = RE2.compile(source, kept.reduce((bits, flag) => bits | bit[flag], 0));
@@ -90,6 +114,85 @@ export function compileLinePattern(spec: PatternSpec): CompiledPattern {
   const instructions = compiled.re2().numberOfInstructions() as number;
   if (instructions > MAX_PATTERN_INSTRUCTIONS) return { ok: false, problem: { kind: 'too-complex', instructions, max: MAX_PATTERN_INSTRUCTIONS } };
   return { ok: true, pattern: { source, flags: kept.join(''), test: (line) => compiled.test(line) } };
+}
+
+/** One alternative of a plain-text pattern: its text, and whether it must start or end the line. */
+interface LiteralBranch {
+  text: string;
+  atStart: boolean;
+  atEnd: boolean;
+}
+
+/** Characters with a meaning in a pattern; escaped (`\.`), each stands for itself. */
+const META = new Set([...'\\^$.|?*+()[]{}']);
+/** What may follow a backslash and still be plain text: the metacharacters, `/` and `-`. */
+const ESCAPABLE = new Set([...META, '/', '-']);
+
+/**
+ * The alternatives of `source` when it is plain text, else null: no character class, group,
+ * repetition, escape of a class (`\d`) or code (`\n`), and `^` and `$` only at an alternative's
+ * ends. Surrogates are left to the engine (it matches code points, a string search code units).
+ */
+function literalBranches(source: string): LiteralBranch[] | null {
+  const branches: LiteralBranch[] = [];
+  let branch: LiteralBranch = { text: '', atStart: false, atEnd: false };
+  for (let i = 0; i < source.length; i++) {
+    const char = source[i]!;
+    if (branch.atEnd && char !== '|') return null;
+    if (char === '\\') {
+      const next = source[i + 1];
+      if (next === undefined || !ESCAPABLE.has(next)) return null;
+      branch.text += next;
+      i++;
+    } else if (char === '|') {
+      if (branch.text === '') return null;
+      branches.push(branch);
+      branch = { text: '', atStart: false, atEnd: false };
+    } else if (char === '^') {
+      if (branch.text !== '' || branch.atStart) return null;
+      branch.atStart = true;
+    } else if (char === '$') {
+      branch.atEnd = true;
+    } else if (META.has(char) || (char >= '\ud800' && char <= '\udfff')) {
+      return null;
+    } else {
+      branch.text += char;
+    }
+  }
+  if (branch.text === '') return null;
+  branches.push(branch);
+  return branches;
+}
+
+/**
+ * RE2's program size for these alternatives, or more: one instruction per character, one per
+ * anchor, one per `|`, and two of its own (RE2 may share common prefixes and need fewer). Over
+ * the bound, the engine decides (and refuses it as too complex when it is).
+ */
+function programBound(branches: readonly LiteralBranch[]): number {
+  let size = 2 + branches.length - 1;
+  for (const { text, atStart, atEnd } of branches) size += text.length + Number(atStart) + Number(atEnd);
+  return size;
+}
+
+/**
+ * The string search for `source`, or null when it is no plain text or the flags change what plain
+ * text means: `i` (RE2's case folding is not toLowerCase's), and `m` where an anchor is (a line
+ * given with a newline in it would start and end there too). `s` changes nothing without `.`.
+ */
+function literalMatcher(source: string, kept: readonly KeptFlag[]): ((line: string) => boolean) | null {
+  if (kept.includes('i')) return null;
+  const branches = literalBranches(source);
+  if (branches === null || programBound(branches) > MAX_PATTERN_INSTRUCTIONS) return null;
+  if (kept.includes('m') && branches.some((branch) => branch.atStart || branch.atEnd)) return null;
+  const tests = branches.map(({ text, atStart, atEnd }): ((line: string) => boolean) => {
+    if (atStart && atEnd) return (line) => line === text;
+    if (atStart) return (line) => line.startsWith(text);
+    if (atEnd) return (line) => line.endsWith(text);
+    return (line) => line.includes(text);
+  });
+  if (tests.length === 1) return tests[0]!;
+  return (line) => tests.some((test) => test(line));
 }
 
 /** The spec of a RegExp a library caller passed: its source and flags. */

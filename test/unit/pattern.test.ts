@@ -4,8 +4,11 @@
  * with the construct named; flags map to RE2's; an oversized program is refused.
  * (Against a real supervisor, with the negative control: test/hardening/hostile-patterns.test.ts.)
  */
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { compileLinePattern, MAX_PATTERN_CHARS, MAX_PATTERN_INSTRUCTIONS, type CompiledPattern } from '../../src/protocol/pattern.js';
+import { compileLinePattern, compileLinePatternByEngine, MAX_PATTERN_CHARS, MAX_PATTERN_INSTRUCTIONS, type CompiledPattern } from '../../src/protocol/pattern.js';
 import { inputProblem } from '../../src/wording.js';
 
 function compiled(source: string, flags = '') {
@@ -81,5 +84,62 @@ describe('compileLinePattern', () => {
     expect(say('(')).toMatch(/^until is not a regular expression RE2 can compile \(missing closing \): `\(`\); wait patterns are matched by RE2/);
     expect(say('a', 'v')).toMatch(/^until has the flags "v"; RE2 runs the flags i, m and s/);
     expect(say('(?:a?){67}a{67}')).toBe('until compiles to 203 RE2 instructions, more than the 200 accepted; use a shorter pattern (a plain word of the line is enough)');
+  });
+});
+
+describe('plain-text patterns: a string search with RE2’s answers', () => {
+  /** A small generator (mulberry32), so a failure names a seed that reproduces it. */
+  function random(seed: number): () => number {
+    return () => {
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+  const pick = <T,>(next: () => number, items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
+  const SOURCE_PIECES = ['a', 'b', 'ab', 'é', ' ', '\\.', '\\|', '\\$', '\\^', '\\\\', '\\-', '\\/', '|', '^', '$', '.', '\\d', '[a]', 'a*', '\0', '😀'];
+  const LINE_PIECES = ['a', 'b', 'é', ' ', '.', '|', '$', '^', '\\', '-', '/', '\n', '\0', '😀', 'ab'];
+
+  it('matches every line as RE2 does, and refuses what RE2 refuses (5000 generated patterns, 40 lines each)', () => {
+    const next = random(20261202);
+    let viaSearch = 0;
+    for (let n = 0; n < 5000; n++) {
+      const source = Array.from({ length: 1 + Math.floor(next() * 6) }, () => pick(next, SOURCE_PIECES)).join('');
+      const flags = pick(next, ['', 's', 'm', 'i', 'ms', 'g']);
+      const ours = compileLinePattern({ source, flags });
+      const engine = compileLinePatternByEngine({ source, flags });
+      expect(ours.ok, `${JSON.stringify(source)} /${flags}`).toBe(engine.ok);
+      if (!ours.ok || !engine.ok) {
+        expect(problemOf(ours)).toEqual(problemOf(engine));
+        continue;
+      }
+      if (!/[.[*\\d]/.test(source.replace(/\\[.|$^\\\-/]/g, '')) && !flags.includes('i')) viaSearch++;
+      for (let l = 0; l < 40; l++) {
+        const line = Array.from({ length: Math.floor(next() * 8) }, () => pick(next, LINE_PIECES)).join('');
+        expect(ours.pattern.test(line), `${JSON.stringify(source)} /${flags} on ${JSON.stringify(line)}`).toBe(engine.pattern.test(line));
+      }
+    }
+    // Most generated patterns that compile are plain text: the comparison covers the search.
+    expect(viaSearch).toBeGreaterThan(1000);
+  });
+
+  it('the bound is the same: plain text longer than the program bound is refused as RE2 refuses it', () => {
+    expect(compileLinePattern({ source: 'x'.repeat(198), flags: '' }).ok).toBe(true);
+    expect(problemOf(compileLinePattern({ source: 'x'.repeat(199), flags: '' }))).toEqual({ kind: 'too-complex', instructions: 201, max: MAX_PATTERN_INSTRUCTIONS });
+  });
+
+  it('a plain-text pattern does not load the engine; the first other one does (a fresh Node)', () => {
+    const built = pathToFileURL(path.resolve(import.meta.dirname, '../../dist/src/protocol/pattern.js')).href;
+    const code = `const { compileLinePattern } = await import(${JSON.stringify(built)});
+const { createRequire } = await import('node:module'); const Module = createRequire(import.meta.url)('module');
+const loaded = () => Object.keys(Module._cache).some((file) => file.includes('re2js'));
+const plain = compileLinePattern({ source: '^READY 3$|listening on', flags: '' });
+const before = [plain.ok && plain.pattern.test('READY 3'), loaded()];
+compileLinePattern({ source: 'listening on :\\\\d+', flags: '' });
+console.log(JSON.stringify([...before, loaded()]));`;
+    const { NODE_OPTIONS: _flags, ...env } = process.env;
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', code], { env, encoding: 'utf8' });
+    expect(JSON.parse(out)).toEqual([true, false, true]);
   });
 });
