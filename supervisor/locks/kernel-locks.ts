@@ -31,14 +31,22 @@ import { LOCK_MODES, type LockResource } from '../../src/protocol/messages.js';
 import { pathAncestors } from '../../src/protocol/resource-path.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { warn } from '../warn.js';
+import { DirectoryChanges } from './dir-changes.js';
 
 const SLOTS = 2 ** 46;
 const X_INTENT = 2 ** 47;
 const S_INTENT = 2 ** 48;
-/** Poll interval bounds while a lock is held elsewhere (no kernel event says an OFD lock was
- * released): short first so handover is quick, capped so a long wait costs little. */
-const POLL_MIN_MS = 1;
-const POLL_MAX_MS = 5;
+/** How a wait looks again while a lock is held elsewhere. */
+export interface LockPolling {
+  /** Poll interval bounds (no kernel event says an OFD lock was released): short first, capped so
+   * that a holder that died (and wrote nothing) is noticed soon. */
+  minMs: number;
+  maxMs: number;
+  /** Also retry at each change of the lock directory (a holder's release clears its record): dir-changes.ts. */
+  onDirectoryChange: boolean;
+}
+
+export const LOCK_POLLING: LockPolling = { minMs: 1, maxMs: 5, onDirectoryChange: true };
 
 interface LockStep {
   /** The lock file's name in the lock directory. */
@@ -147,18 +155,25 @@ export class KernelLocks {
     private readonly dir: LockDirectory,
     private readonly scope: CleanupScope = { cgroupParent: null },
     private readonly vault: LockVault | null = null,
-  ) {}
+    private readonly polling: LockPolling = LOCK_POLLING,
+  ) {
+    this.changes = polling.onDirectoryChange ? new DirectoryChanges(dir.fd) : null;
+  }
+
+  private readonly changes: DirectoryChanges | null;
 
   /** Takes every resource or none, retrying until all are free; `cancel(lease)` stops the wait. */
   async acquire(lease: number, resources: LockResource[], owner: LeaseOwner): Promise<void> {
     if (this.held.has(lease) || this.pending.has(lease)) throw new Error(`lease ${lease} is already held or pending`);
     const steps = this.plan(resources, this.slotFor());
     let cancelled = false;
+    const abort = new AbortController();
     this.pending.set(lease, () => {
       cancelled = true;
+      abort.abort(); // the wait ends now, not at its next look
     });
     try {
-      let delay = POLL_MIN_MS;
+      let delay = this.polling.minMs;
       for (;;) {
         if (cancelled) throw new Error(`lock request ${lease} was cancelled`);
         const fds = this.tryAll(steps);
@@ -182,12 +197,23 @@ export class KernelLocks {
           }
           return;
         }
-        await sleep(delay);
-        delay = Math.min(delay * 2, POLL_MAX_MS);
+        // After a change, the next look is soon again: the release that changed the directory
+        // drops its locks just after clearing its record.
+        const changed = await this.retryWait(delay, abort.signal);
+        delay = changed ? this.polling.minMs : Math.min(delay * 2, this.polling.maxMs);
       }
     } finally {
       this.pending.delete(lease);
     }
+  }
+
+  /** Resolves after `ms` (false), at a change of the lock directory (true), or once `signal` aborts. */
+  private retryWait(ms: number, signal: AbortSignal): Promise<boolean> {
+    if (this.changes) return this.changes.next(ms, signal);
+    return sleep(ms, undefined, { signal }).then(
+      () => false,
+      () => false,
+    );
   }
 
   /** One attempt, no waiting and no dead-holder check (tests of the byte layout): true when held. */
@@ -262,6 +288,7 @@ export class KernelLocks {
       closeAll(entry.fds);
     }
     this.held.clear();
+    this.changes?.close();
     this.vault?.close();
     this.dir.close();
   }

@@ -5,7 +5,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { locksOn, scratchDir } from '../helpers/lock-dirs.js';
+import { locksOn, openedLockDir, scratchDir } from '../helpers/lock-dirs.js';
+import { KernelLocks } from '../../supervisor/locks/kernel-locks.js';
 import { normalizeResources } from '../../src/locks/index.js';
 import { processStartTime } from '../../supervisor/platform/procfs.js';
 
@@ -80,5 +81,40 @@ describe('kernel locks', () => {
     const record = JSON.parse(fs.readFileSync(path.join(dir, files[0]!), 'utf8'));
     expect(record).toMatchObject({ v: 2, resource: 'port:9', mode: 'exclusive', pid: process.pid, start: processStartTime(process.pid), owner: 'a job', job: 3 });
     locks.release(7);
+  });
+});
+
+describe('a lock wait is woken by the holder’s release (the lock directory changes), not only by its poll', () => {
+  /** A poll that never comes during a test: only the directory watch (or a cancel) ends the wait. */
+  const NO_POLL = { minMs: 600_000, maxMs: 600_000 };
+  const settledWithin = (promise: Promise<unknown>, ms: number) =>
+    Promise.race([promise.then(() => true, () => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms))]);
+
+  it('hands over at the release, with the poll out of the way', async () => {
+    const dir = lockDir();
+    const holder = locksOn(dir);
+    const waiter = new KernelLocks(openedLockDir(dir), { cgroupParent: null }, null, { ...NO_POLL, onDirectoryChange: true });
+    const resources = normalizeResources([parse('port:5173')]);
+    await holder.acquire(1, resources, OWNER);
+    const waiting = waiter.acquire(2, resources, OWNER);
+    expect(await settledWithin(waiting, 100)).toBe(false); // it waits while the lock is held
+    holder.release(1);
+    expect(await settledWithin(waiting, 10_000)).toBe(true);
+    await waiting; // and it holds the resource now
+    expect(holder.tryAcquire(3, resources, OWNER)).toBe(false);
+    waiter.release(2);
+  });
+
+  it('the control: without the watch the same release goes unseen until the poll, and a cancel ends the wait at once', async () => {
+    const dir = lockDir();
+    const holder = locksOn(dir);
+    const waiter = new KernelLocks(openedLockDir(dir), { cgroupParent: null }, null, { ...NO_POLL, onDirectoryChange: false });
+    const resources = normalizeResources([parse('port:5173')]);
+    await holder.acquire(1, resources, OWNER);
+    const waiting = waiter.acquire(2, resources, OWNER);
+    holder.release(1);
+    expect(await settledWithin(waiting, 300)).toBe(false);
+    waiter.cancel(2);
+    await expect(waiting).rejects.toThrow('lock request 2 was cancelled');
   });
 });
