@@ -28,6 +28,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("signalChildGroup", Napi::Function::New(env, heph::SignalChildGroup, "signalChildGroup"));
   exports.Set("closeFd", Napi::Function::New(env, heph::CloseFd, "closeFd"));
   exports.Set("closeInheritedFds", Napi::Function::New(env, heph::CloseInheritedFds, "closeInheritedFds"));
+  exports.Set("setNonBlocking", Napi::Function::New(env, heph::SetNonBlocking, "setNonBlocking"));
   exports.Set("watchParent", Napi::Function::New(env, heph::WatchParent, "watchParent"));
   exports.Set("killOnParentDeath", Napi::Function::New(env, heph::KillOnParentDeath, "killOnParentDeath"));
   exports.Set("cgroupCreate", Napi::Function::New(env, heph::CgroupCreate, "cgroupCreate"));

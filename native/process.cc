@@ -178,6 +178,14 @@ Napi::Value CloseFd(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+// setNonBlocking(fd): O_NONBLOCK on the file description (a pipe's other end keeps its own flags).
+Napi::Value SetNonBlocking(const Napi::CallbackInfo& info) {
+  int fd = FdArg(info, 0, "setNonBlocking(fd)", "fd");
+  int flags = fcntl(fd, F_GETFL);
+  if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) throw ErrnoError(info.Env(), errno, "fcntl");
+  return info.Env().Undefined();
+}
+
 // closeInheritedFds(lastKept) -> how many were closed: every descriptor above `lastKept` that is
 // not close-on-exec. Those are what the process that exec'd us leaked (Node and libuv open
 // everything close-on-exec). One fcntl(F_GETFD) per descriptor of /proc/self/fd; the numbers are

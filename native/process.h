@@ -15,6 +15,7 @@ Napi::Value SignalPid(const Napi::CallbackInfo& info);
 Napi::Value SignalChildGroup(const Napi::CallbackInfo& info);
 Napi::Value CloseFd(const Napi::CallbackInfo& info);
 Napi::Value CloseInheritedFds(const Napi::CallbackInfo& info);
+Napi::Value SetNonBlocking(const Napi::CallbackInfo& info);
 Napi::Value WatchParent(const Napi::CallbackInfo& info);
 Napi::Value KillOnParentDeath(const Napi::CallbackInfo& info);
 

@@ -93,6 +93,8 @@ export interface NativeAddon {
   closeFd(fd: number): void;
   /** Closes every descriptor above `lastKept` that is not close-on-exec (what the exec'ing process leaked); returns how many. */
   closeInheritedFds(lastKept: number): number;
+  /** Sets O_NONBLOCK on `fd`'s file description (of a pipe: our end only). */
+  setNonBlocking(fd: number): void;
   /**
    * Watches our parent `pid` (once per process): calls back once when it dies, seen by the
    * parent-death signal (sent when the thread that spawned us exits, before a dying process tears

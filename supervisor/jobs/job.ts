@@ -42,6 +42,8 @@ const READ_BUFFER_BYTES = 256 * 1024;
 const sharedReadBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
 /** Where stdout is read when a stderr chunk comes in (the stderr chunk is in the shared buffer). */
 const stdoutCatchUpBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
+/** Reads of a pipe before wrapping it that may still find its end (see readIfAtEnd). */
+const AT_END_MAX_READS = 4;
 
 /** How soon a cgroup that could not be removed yet (EBUSY) is tried again. */
 const RELEASE_RETRY_MS = 2;
@@ -59,6 +61,8 @@ export class SupervisedJob implements WaitableJob {
   private readonly streams: net.Socket[] = [];
   /** Output pipes not wrapped in sockets yet (see wrapOutputs). */
   private rawOutputs: { fd: number; name: 'stdout' | 'stderr' }[] = [];
+  /** wrapOutputs has taken every output pipe: each is in `streams` or was read to its end. */
+  private outputsTaken = false;
   private stdin: JobInput | null = null;
   /** The stdout pipe while stdout and stderr are apart: read before each stderr chunk is kept. */
   private stdoutPipe: { fd: number; stream: net.Socket } | null = null;
@@ -135,7 +139,9 @@ export class SupervisedJob implements WaitableJob {
    * Wraps the output pipes in sockets, once the spawn's reply is out: a socket costs tens of
    * microseconds, and nothing is lost meanwhile (what the job writes waits in the pipe, and its
    * exit is reported only after a later poll, see leaderReaped). Requests about the job come
-   * later still. Should a wrap fail, the job is stopped: a job whose output cannot be read must
+   * later still. A pipe already at its end (a short job that is done by now: every writer gone)
+   * is read to it and closed instead, without a socket (two per job of `true`s: bench,
+   * throughput). Should a wrap fail, the job is stopped: a job whose output cannot be read must
    * not run on unseen.
    */
   private wrapOutputs(): void {
@@ -146,10 +152,13 @@ export class SupervisedJob implements WaitableJob {
     }
     try {
       while (raw.length > 0) {
+        const { fd, name } = raw[0]!;
         injectFault('job-output');
-        this.attachOutput(raw[0]!.fd, raw[0]!.name);
+        if (this.readIfAtEnd(fd, name)) native.closeFd(fd);
+        else this.attachOutput(fd, name);
         raw.shift();
       }
+      this.outputsTaken = true;
     } catch {
       for (const { fd, name } of raw) {
         native.closeFd(fd);
@@ -491,7 +500,7 @@ export class SupervisedJob implements WaitableJob {
 
   /** Every output pipe is at end of file and read to it (a terminal's master never is before cleanup). */
   private outputEnded(): boolean {
-    return this.rawOutputs.length === 0 && this.terminal === null && this.streams.length > 0 && this.streams.every((stream) => stream.readableEnded);
+    return this.outputsTaken && this.terminal === null && this.streams.every((stream) => stream.readableEnded);
   }
 
   private complete(): void {
@@ -512,6 +521,35 @@ export class SupervisedJob implements WaitableJob {
     this.ring.end('stdout');
     this.changedSoon();
     for (const stream of this.streams) stream.destroy(); // the master's (a terminal job has no other)
+  }
+
+  /**
+   * Reads what pipe `fd` holds now; true once it is at end of file (the ring then knows it ended).
+   * False when its writer is still there (EAGAIN) or after a bounded
+   * amount (a job writing fast is read by its socket, not by this loop).
+   */
+  private readIfAtEnd(fd: number, name: 'stdout' | 'stderr'): boolean {
+    // Our end only (the job's end is its own file description, and blocks as a job expects);
+    // its socket would set this too.
+    native.setNonBlocking(fd);
+    for (let reads = 0; reads < AT_END_MAX_READS; reads++) {
+      let bytes: number;
+      try {
+        bytes = fs.readSync(fd, sharedReadBuffer, 0, sharedReadBuffer.length, null);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'EAGAIN') return false;
+        throw error;
+      }
+      if (bytes === 0) {
+        this.ring.end(name);
+        this.changedSoon();
+        return true;
+      }
+      if (name === 'stderr') this.catchUpStdout();
+      this.ring.push(name, sharedReadBuffer.subarray(0, bytes));
+      this.changedSoon();
+    }
+    return false;
   }
 
   /**

@@ -354,3 +354,28 @@ console.log(JSON.stringify({ before, closed, after: listed(), own }));`;
     for (const value of [...NOT_INTEGERS, -1, 2 ** 31]) expectGuard(() => native.closeInheritedFds(value as number), 'lastKept');
   });
 });
+
+describe('setNonBlocking: our end of a pipe, not the job’s', () => {
+  /** O_NONBLOCK as /proc/PID/fdinfo prints it (octal; asm-generic/fcntl.h). */
+  const O_NONBLOCK = 0o4000;
+  const flagsOf = (pid: number | 'self', fd: number) => Number.parseInt(/^flags:\s+([0-7]+)$/m.exec(fs.readFileSync(`/proc/${pid}/fdinfo/${fd}`, 'latin1'))![1]!, 8);
+
+  it('makes the read end non-blocking (a read says EAGAIN), and leaves the child’s write end blocking', async () => {
+    const job = start({ merge: true, command: 'exec sleep 60' });
+    try {
+      const { stdout, pid } = job.result;
+      // The control: the spawn hands the end over blocking, as it got it.
+      expect(flagsOf('self', stdout) & O_NONBLOCK).toBe(0);
+      native.setNonBlocking(stdout);
+      expect(flagsOf('self', stdout) & O_NONBLOCK).toBe(O_NONBLOCK);
+      expect(flagsOf(pid, 1) & O_NONBLOCK).toBe(0);
+      expect(() => fs.readSync(stdout, Buffer.alloc(16))).toThrow(expect.objectContaining({ code: 'EAGAIN' }));
+    } finally {
+      await finish(job);
+    }
+  });
+
+  it('checks its argument as an integer', () => {
+    for (const value of [...NOT_INTEGERS, -1, 2 ** 31]) expectGuard(() => native.setNonBlocking(value as number), 'fd');
+  });
+});
