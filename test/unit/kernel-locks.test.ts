@@ -90,13 +90,18 @@ describe('a lock wait is woken by the holder’s release (the lock directory cha
   const settledWithin = (promise: Promise<unknown>, ms: number) =>
     Promise.race([promise.then(() => true, () => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms))]);
 
-  it('hands over at the release, with the poll out of the way', async () => {
+  /** A resource the holder has and the waiter (its poll out of the way) asks for. */
+  async function heldElsewhere(onDirectoryChange: boolean) {
     const dir = lockDir();
     const holder = locksOn(dir);
-    const waiter = new KernelLocks(openedLockDir(dir), { cgroupParent: null }, null, { ...NO_POLL, onDirectoryChange: true });
+    const waiter = new KernelLocks(openedLockDir(dir), { cgroupParent: null }, null, { ...NO_POLL, onDirectoryChange });
     const resources = normalizeResources([parse('port:5173')]);
     await holder.acquire(1, resources, OWNER);
-    const waiting = waiter.acquire(2, resources, OWNER);
+    return { holder, waiter, resources, waiting: waiter.acquire(2, resources, OWNER) };
+  }
+
+  it('hands over at the release, with the poll out of the way', async () => {
+    const { holder, waiter, resources, waiting } = await heldElsewhere(true);
     expect(await settledWithin(waiting, 100)).toBe(false); // it waits while the lock is held
     holder.release(1);
     expect(await settledWithin(waiting, 10_000)).toBe(true);
@@ -106,12 +111,7 @@ describe('a lock wait is woken by the holder’s release (the lock directory cha
   });
 
   it('the control: without the watch the same release goes unseen until the poll, and a cancel ends the wait at once', async () => {
-    const dir = lockDir();
-    const holder = locksOn(dir);
-    const waiter = new KernelLocks(openedLockDir(dir), { cgroupParent: null }, null, { ...NO_POLL, onDirectoryChange: false });
-    const resources = normalizeResources([parse('port:5173')]);
-    await holder.acquire(1, resources, OWNER);
-    const waiting = waiter.acquire(2, resources, OWNER);
+    const { holder, waiter, waiting } = await heldElsewhere(false);
     holder.release(1);
     expect(await settledWithin(waiting, 300)).toBe(false);
     waiter.cancel(2);
