@@ -41,9 +41,10 @@ function descriptors(pid: number): string[] {
         return `${fd} -> (closed)`;
       }
     })
-    // A /proc file is open only for the moment the supervisor reads it (its process scans run on
-    // their own timers): such a descriptor in one snapshot says nothing about the job.
-    .filter((entry) => !/ -> \/proc\//.test(entry) && !entry.endsWith('(closed)'))
+    // A /proc file is open only for the moment the supervisor reads it, and /proc itself only
+    // while a scan lists it (its process scans run on their own timers, and the start sweep lists
+    // /proc just after the hello): such a descriptor in one snapshot says nothing about the job.
+    .filter((entry) => !/ -> \/proc(\/|$)/.test(entry) && !entry.endsWith('(closed)'))
     .sort();
 }
 
