@@ -15,6 +15,7 @@ export class DirectoryChanges {
   private watcher: fs.FSWatcher | null = null;
   private readonly waiters = new Set<() => void>();
   private broken = false;
+  private stopScheduled = false;
 
   constructor(private readonly dirFd: number) {}
 
@@ -29,7 +30,7 @@ export class DirectoryChanges {
         clearTimeout(timer);
         signal.removeEventListener('abort', aborted);
         this.waiters.delete(wake);
-        if (this.waiters.size === 0) this.stop();
+        if (this.waiters.size === 0) this.stopUnlessWaitedOnAgain();
         resolve(changed);
       };
       signal.addEventListener('abort', aborted, { once: true });
@@ -49,6 +50,19 @@ export class DirectoryChanges {
     } catch {
       this.broken = true;
     }
+  }
+
+  /**
+   * A wait that ends is usually followed at once by the next one of the same acquire (it looks,
+   * finds the lock still held, and waits again): the watch is kept for that, not made afresh.
+   */
+  private stopUnlessWaitedOnAgain(): void {
+    if (this.stopScheduled) return;
+    this.stopScheduled = true;
+    setImmediate(() => {
+      this.stopScheduled = false;
+      if (this.waiters.size === 0) this.stop();
+    });
   }
 
   private wakeAll(): void {
