@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SupervisorConfig } from '../../src/protocol/messages.js';
 import { lockFileName } from '../../supervisor/locks/kernel-locks.js';
-import { bareConfig, startBareSupervisor } from '../helpers/hardening.js';
+import { bareConfig, bareSupervisorsClosedAfterEach, startBareSupervisor } from '../helpers/hardening.js';
 import { isRunning, startTime, waitUntil } from '../helpers/kernel.js';
 import { modeRows } from '../helpers/modes.js';
 import { tempDir } from '../helpers/runtime.js';
@@ -17,17 +17,11 @@ import { tempDir } from '../helpers/runtime.js';
 type Bare = ReturnType<typeof startBareSupervisor>;
 type Reply = { id: number; ok: boolean; value?: any; error?: { code?: string; message?: string } };
 
-const bares: Bare[] = [];
+const startBare = bareSupervisorsClosedAfterEach();
 const children: ChildProcess[] = [];
 
-afterEach(async () => {
+afterEach(() => {
   for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  await Promise.all(
-    bares.splice(0).map(async (bare) => {
-      bare.socket.end();
-      await bare.exited;
-    }),
-  );
 });
 
 const config = (mode: string, output: Partial<SupervisorConfig['output']> = {}) => bareConfig(mode, tempDir(), output);
@@ -36,8 +30,7 @@ const config = (mode: string, output: Partial<SupervisorConfig['output']> = {}) 
 const liveInstances = new Map<Bare, { pid: number; start: string; boot: string }>();
 
 async function bareSupervisor(mode: string, output: Partial<SupervisorConfig['output']> = {}): Promise<Bare> {
-  const bare = startBareSupervisor();
-  bares.push(bare);
+  const bare = startBare();
   const hello = (await bare.request({ type: 'hello', config: config(mode, output) })) as Reply;
   expect(hello).toMatchObject({ ok: true, value: { pid: bare.child.pid, instance: { pid: bare.child.pid, start: startTime(bare.child.pid!) } } });
   liveInstances.set(bare, hello.value.instance);
@@ -276,16 +269,14 @@ describe('the base environment (request environment, spawn envBase)', () => {
   });
 
   it('refuses a base before hello', async () => {
-    const bare = startBareSupervisor();
-    bares.push(bare);
+    const bare = startBare();
     expect(await bare.request({ type: 'environment', version: 1, entries: ['A=B'] })).toMatchObject({ ok: false, error: { message: expect.stringContaining('hello must come first') } });
   });
 });
 
 describe('diagnostics', () => {
   it('lists what the supervisor has loaded: never child_process', async () => {
-    const bare = startBareSupervisor();
-    bares.push(bare);
+    const bare = startBare();
     const reply = (await bare.request({ type: 'diagnostics' })) as Reply;
     expect(reply.ok).toBe(true);
     expect(reply.value.moduleLoadList.length).toBeGreaterThan(10);
@@ -338,8 +329,7 @@ describe('cleanup-lost', () => {
   });
 
   it('refuses cgroup paths outside the dead instance\'s subtree, malformed identities, and anything before hello', async () => {
-    const early = startBareSupervisor();
-    bares.push(early);
+    const early = startBare();
     const dead = await deadInstance();
     const before = (await early.request({ type: 'cleanup-lost', supervisor: dead, jobs: [] })) as Reply;
     expect(before).toMatchObject({ ok: false, error: { message: expect.stringContaining('hello must come first') } });
@@ -399,8 +389,7 @@ describe.each(modeRows())('cleanup-lost of a dead instance whose pid a live supe
     // (A record in the format holders write, supervisor/locks/records.ts, plus a field no holder writes.)
     const record = { v: 2, resource, mode: 'exclusive', ...dead, token: '0123456789abcdef', owner: 'x', job, cgroup: facts.cgroup, since: 0 };
     fs.writeFileSync(path.join(lockDir, lockFileName(resource)), `${JSON.stringify(record)}\n`);
-    const taker = startBareSupervisor();
-    bares.push(taker);
+    const taker = startBare();
     expect(await taker.request({ type: 'hello', config: { ...config(mode), lockDir } })).toMatchObject({ ok: true });
     // After the taker's start sweep, so only the lock's dead-holder path can stop it.
     const leftover = sleeper({ HEPH_JOB: marker(dead, job) });
