@@ -6,7 +6,6 @@
  * (shutdown.ts).
  */
 import { CHANNEL_FD, SupervisorChannel } from './channel.js';
-import { closeInheritedDescriptors } from './descriptors.js';
 import { PROCESS_TITLE } from './names.js';
 import { leaderGone } from './jobs/abandon.js';
 import { native } from './native.js';
@@ -16,7 +15,10 @@ import { SupervisorState } from './state.js';
 import { warn } from './warn.js';
 
 process.title = PROCESS_TITLE;
-closeInheritedDescriptors(CHANNEL_FD);
+// Descriptors the runtime's process leaked to us (opened without close-on-exec, which libuv's
+// spawn passes on): we must not keep a pipe its host waits on open. Everything Node and libuv open
+// is close-on-exec, and 0-2 and the channel are ours, so only those are kept.
+native.closeInheritedFds(CHANNEL_FD);
 
 const state = new SupervisorState();
 const stop = (): void => void shutdown(state, () => channel.close());

@@ -532,24 +532,15 @@ export class SupervisedJob implements WaitableJob {
     // Our end only (the job's end is its own file description, and blocks as a job expects);
     // its socket would set this too.
     native.setNonBlocking(fd);
-    for (let reads = 0; reads < AT_END_MAX_READS; reads++) {
-      let bytes: number;
-      try {
-        bytes = fs.readSync(fd, sharedReadBuffer, 0, sharedReadBuffer.length, null);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'EAGAIN') return false;
-        throw error;
-      }
-      if (bytes === 0) {
-        this.ring.end(name);
-        this.changedSoon();
-        return true;
-      }
+    const read = readHeld(fd, sharedReadBuffer, { maxReads: AT_END_MAX_READS, shortReadEmpties: false }, (chunk) => {
       if (name === 'stderr') this.catchUpStdout();
-      this.ring.push(name, sharedReadBuffer.subarray(0, bytes));
+      this.ring.push(name, chunk);
       this.changedSoon();
-    }
-    return false;
+    });
+    if (read !== 'end') return false;
+    this.ring.end(name);
+    this.changedSoon();
+    return true;
   }
 
   /**
@@ -563,16 +554,11 @@ export class SupervisedJob implements WaitableJob {
   private catchUpStdout(): void {
     const pipe = this.stdoutPipe;
     if (!pipe || pipe.stream.destroyed || pipe.stream.readableEnded) return;
-    for (;;) {
-      let bytes: number;
-      try {
-        bytes = fs.readSync(pipe.fd, stdoutCatchUpBuffer, 0, stdoutCatchUpBuffer.length, null);
-      } catch {
-        return; // EAGAIN: empty
-      }
-      if (bytes <= 0) return; // EOF: libuv sees it on its next read
-      this.ring.push('stdout', stdoutCatchUpBuffer.subarray(0, bytes));
-      if (bytes < stdoutCatchUpBuffer.length) return;
+    try {
+      // At its end, libuv sees that on its next read.
+      readHeld(pipe.fd, stdoutCatchUpBuffer, { maxReads: Infinity, shortReadEmpties: true }, (chunk) => this.ring.push('stdout', chunk));
+    } catch {
+      // A read that failed: the socket's own read reports it.
     }
   }
 
@@ -610,6 +596,33 @@ export class SupervisedJob implements WaitableJob {
     this.streams.push(stream);
     return stream;
   }
+}
+
+/**
+ * Reads what the non-blocking pipe `fd` holds now into `buffer`, each chunk handed to `push` (which
+ * copies what it keeps) before the next read, at most `maxReads` reads: 'end' at end of file,
+ * 'empty' once it holds nothing more (EAGAIN; with `shortReadEmpties`, also a read shorter than
+ * the buffer, which emptied it: one system call saved), 'more' at the bound. Other errors throw.
+ */
+function readHeld(
+  fd: number,
+  buffer: Buffer,
+  { maxReads, shortReadEmpties }: { maxReads: number; shortReadEmpties: boolean },
+  push: (chunk: Buffer) => void,
+): 'end' | 'empty' | 'more' {
+  for (let reads = 0; reads < maxReads; reads++) {
+    let bytes: number;
+    try {
+      bytes = fs.readSync(fd, buffer, 0, buffer.length, null);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EAGAIN') return 'empty';
+      throw error;
+    }
+    if (bytes === 0) return 'end';
+    push(buffer.subarray(0, bytes));
+    if (shortReadEmpties && bytes < buffer.length) return 'empty';
+  }
+  return 'more';
 }
 
 /** Runs `fn` once the event loop has polled for I/O at least once more. */
