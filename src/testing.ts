@@ -23,6 +23,11 @@ export function supervisorHello(runtime: JobRuntime) {
   return internalsOf(runtime).supervisorHello();
 }
 
+/** How many requests (calls that wait for a reply) the runtime has sent its supervisors so far. */
+export function requestsSent(runtime: JobRuntime): number {
+  return internalsOf(runtime).requestsSent();
+}
+
 /** Kills the supervisor as a crash would. */
 export function killSupervisor(runtime: JobRuntime, signal: NodeJS.Signals = 'SIGKILL'): void {
   internalsOf(runtime).killSupervisor(signal);

@@ -14,6 +14,7 @@ export interface RuntimeInternals {
   waitFor(predicate: () => boolean, ms: number): Promise<boolean>;
   supervisorDiagnostics(): Promise<Replies['diagnostics']>;
   disableLockVault(): void;
+  requestsSent(): number;
 }
 
 const registry = new WeakMap<object, RuntimeInternals>();

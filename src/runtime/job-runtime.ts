@@ -87,6 +87,7 @@ export class JobRuntime {
       settledLostCleanups: () => this.keeper.settled(),
       waitFor: (predicate, ms) => this.changes.until(predicate, ms),
       supervisorDiagnostics: async () => (await this.keeper.ensure()).request('diagnostics', {}),
+      requestsSent: () => this.keeper.current?.requestsSent ?? 0,
     });
   }
 
@@ -396,11 +397,16 @@ export class JobRuntime {
     }
     // Being spawned: let the spawn land first, so the kill cannot miss it.
     if (record.state === 'starting') await this.changes.until(() => record.state !== 'starting', 30_000);
+    // The kill's reply carries the final read, so a job the call stops is reported in one round trip.
+    let output: OutputRead | undefined;
     if (!record.cleanedUp && record.state !== 'lost' && record.state !== 'failed') {
       const supervisor = this.supervisorOf(record);
       if (supervisor) {
         try {
-          this.states.apply(record, await supervisor.request('kill', { params: { job: record.id, signal, graceMs } }));
+          const read = { tail: TAIL_READ.tail, maxBytes: TAIL_READ.maxBytes };
+          const reply = await supervisor.request('kill', { params: { job: record.id, signal, graceMs, read } });
+          this.states.apply(record, reply.facts);
+          output = reply.output;
         } catch (error) {
           if (!(error instanceof SupervisorLostError)) throw error;
           await this.keeper.settled();
@@ -409,7 +415,8 @@ export class JobRuntime {
     }
     const outlivedInt: KillOutcome | undefined =
       signal === 'INT' && isRunning(record) ? { kind: 'outlived-int', graceMs, nextGraceMs: this.options.killGraceMs } : undefined;
-    return this.reads.report(record, TAIL_READ, undefined, endedBefore ?? outlivedInt);
+    const outcome = endedBefore ?? outlivedInt;
+    return output ? this.reads.reportOf(record, output, TAIL_READ, { ...(outcome ? { kill: outcome } : {}) }) : this.reads.report(record, TAIL_READ, undefined, outcome);
   }
 
   /** The settle window: a job that dies at once is reported dead, with its output. */

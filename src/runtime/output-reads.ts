@@ -4,7 +4,7 @@
  * (still waiting for its locks, or being spawned) is waited for here first.
  */
 import { HephError } from '../protocol/errors.js';
-import type { ReadReply, ReadWait } from '../protocol/messages.js';
+import type { OutputRead, ReadReply, ReadWait } from '../protocol/messages.js';
 import type { PatternSpec } from '../protocol/pattern.js';
 import { buildReport, type JobReport, type KillOutcome, type WaitOutcome } from '../reports/report.js';
 import type { Changes } from './changes.js';
@@ -81,12 +81,16 @@ export class OutputReads {
     if (remoteWait) {
       waited = reply?.waited ? outcome(reply.waited.kind, reply.waited.line) : outcome(hasEnded(record) ? 'ended' : 'timed-out');
     }
-    return buildReport(record, reply?.output ?? null, {
+    return this.reportOf(record, reply?.output ?? null, read, { ...(waited ? { waited } : {}), ...(kill ? { kill } : {}) });
+  }
+
+  /** The report of `record` with `output`, read as `read` asked (null: none could be read). */
+  reportOf(record: JobRecord, output: OutputRead | null, read: OutputReadRequest, outcomes: { waited?: WaitOutcome; kill?: KillOutcome }): JobReport {
+    return buildReport(record, output, {
       maxJobs: this.context.maxJobs,
       ...(read.since === undefined ? {} : { since: read.since }),
       ...(read.filter === undefined ? {} : { filter: read.filter.source }),
-      ...(waited ? { waited } : {}),
-      ...(kill ? { kill } : {}),
+      ...outcomes,
     });
   }
 

@@ -162,9 +162,13 @@ export class SupervisorClient {
     return this.lost !== null;
   }
 
+  /** Requests sent so far (one-way ones not counted): tests count the round trips of a call. */
+  requestsSent = 0;
+
   /** Sends a request; resolves with its reply (typed by the protocol's table), rejects with its error. */
   request<T extends RequestType>(type: T, body: RequestBody<T>): Promise<Replies[T]> {
     if (this.lost) return Promise.reject(this.lost);
+    this.requestsSent++;
     const id = this.nextId++;
     const frame = encodeFrame({ ...body, type, id });
     return new Promise<Replies[T]>((resolve, reject) => {

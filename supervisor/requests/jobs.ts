@@ -24,7 +24,12 @@ export function jobHandlers(context: RequestContext): Handlers<'environment' | '
       state.jobs.set(job.id, job);
       return job.reply;
     },
-    kill: ({ params }) => state.job(params.job).kill(params),
+    kill: async ({ params }) => {
+      const { read, ...kill } = params;
+      const job = state.job(params.job);
+      const facts = await job.kill(kill);
+      return read ? { facts: job.facts(true), output: job.read({ tail: read.tail, maxBytes: read.maxBytes }) } : { facts };
+    },
     read: async ({ params }) => {
       const { job: id, wait, filter, ...options } = params;
       const job = state.job(id);

@@ -60,6 +60,8 @@ function confusedAtJob0(): Record<string, unknown>[] {
     { type: 'kill', params: { job: 0, signal: 'HUP', graceMs: 0 } },
     { type: 'kill', params: { job: 0, signal: 'TERM', graceMs: -5 } },
     { type: 'kill', params: { job: 0, signal: null, graceMs: 'soon' } },
+    { type: 'kill', params: { job: 0, signal: 'KILL', graceMs: 0, read: { tail: -1, maxBytes: 0 } } },
+    { type: 'kill', params: { job: 0, signal: 'KILL', graceMs: 0, read: 'tail' } },
     { type: 'read', params: { job: 0, tail: -5, since: 'a', maxBytes: 1e300 } },
     { type: 'read', params: { job: 0, tail: 'all' } },
     { type: 'forget', job: 0 },

@@ -87,6 +87,6 @@ describe.each(modeRows())('replies larger than a frame (%s)', (mode, skip) => {
     expect(huge).toMatchObject({ ok: false, error: { code: 'ERR_PROTOCOL', message: expect.stringMatching(/the reply to read .* exceeds the limit of 16777216 bytes/) } });
     expect(await bare.request({ type: 'ping' })).toMatchObject({ ok: true });
     expect(await bare.request({ type: 'facts', job: 0 })).toMatchObject({ ok: true, value: { exit: null, cleanedUp: false } });
-    expect(await bare.request({ type: 'kill', params: { job: 0, signal: 'KILL', graceMs: 0 } })).toMatchObject({ ok: true, value: { cleanedUp: true } });
+    expect(await bare.request({ type: 'kill', params: { job: 0, signal: 'KILL', graceMs: 0 } })).toMatchObject({ ok: true, value: { facts: { cleanedUp: true } } });
   });
 });

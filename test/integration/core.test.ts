@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { EofOracle, isReaped, isRunning, see, waitUntil, zombieChildren, type SeenProcess } from '../helpers/kernel.js';
 import { modeRows } from '../helpers/modes.js';
 import { FIXTURES, startRuntime, tempDir, waitForOutput } from '../helpers/runtime.js';
-import { supervisorDiagnostics, supervisorHello, supervisorPid, waitFor } from '../../src/testing.js';
+import { requestsSent, supervisorDiagnostics, supervisorHello, supervisorPid, waitFor } from '../../src/testing.js';
 
 describe.each(modeRows())('supervisor core (%s)', (mode, skip) => {
   it.skipIf(skip)('reports an exit code exactly once', async () => {
@@ -47,6 +47,26 @@ describe.each(modeRows())('supervisor core (%s)', (mode, skip) => {
     expect(killed.output?.lines.map((line) => line.text)).toEqual(['up']);
     // Once nothing is in flight on it, it is forgotten as the option says.
     expect(runtime.list().map((entry) => entry.id)).not.toContain(job.id);
+  });
+
+  it.skipIf(skip)('answers a kill with its final report in one round trip to the supervisor, its output read with the kill', async () => {
+    const runtime = await startRuntime(mode);
+    const job = await runtime.background({ command: 'echo up; sleep 0.05; echo more >&2; exec sleep 1000' });
+    await waitForOutput(runtime, job.id, 'more');
+    // The control: a status is one request.
+    let before = requestsSent(runtime);
+    await runtime.status(job.id);
+    expect(requestsSent(runtime) - before).toBe(1);
+    before = requestsSent(runtime);
+    const killed = await runtime.kill(job.id, { signal: 'KILL' });
+    expect(requestsSent(runtime) - before).toBe(1);
+    expect(killed).toMatchObject({ state: 'killed', signal: 'SIGKILL', cleanedUp: true });
+    expect(killed.output?.lines.map((line) => `${line.stream} ${line.text}`)).toEqual(['stdout up', 'stderr more']);
+    // Killing it again finds it ended: the report is one read.
+    before = requestsSent(runtime);
+    const again = await runtime.kill(job.id);
+    expect(requestsSent(runtime) - before).toBe(1);
+    expect(again.output?.lines.map((line) => line.text)).toEqual(['up', 'more']);
   });
 
   it.skipIf(skip)('reaps 100 orphans a job leaves behind and removes its cgroup', async () => {

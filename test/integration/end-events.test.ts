@@ -118,7 +118,7 @@ describe.each(modeRows())('a job\'s end and the one-way forget (%s)', (mode, ski
     expect(await bare.request({ type: 'facts', job: 1 })).toMatchObject({ ok: false, error: { code: 'ERR_JOB_NOT_FOUND' } });
     expect(bare.inbox.slice(before), 'the one-way forget was not answered').toEqual([]);
 
-    expect(await bare.request({ type: 'kill', params: { job: 0, signal: 'KILL', graceMs: 0 } }, 20_000)).toMatchObject({ ok: true, value: { cleanedUp: true } });
+    expect(await bare.request({ type: 'kill', params: { job: 0, signal: 'KILL', graceMs: 0 } }, 20_000)).toMatchObject({ ok: true, value: { facts: { cleanedUp: true } } });
     expect(await oracle.eofWithin(10_000)).toBe(true);
   });
 

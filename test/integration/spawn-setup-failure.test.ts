@@ -112,7 +112,7 @@ describe.each(modeRows())('a job whose setup fails after the spawn (%s)', (mode,
     expect(await oracle.finish(300)).toBe(false);
     expect(childrenOf(supervisor)).toHaveLength(1);
     expect(descriptors(supervisor).length).toBeGreaterThan(before.length);
-    expect(await bare.request({ type: 'kill', params: { job: 0, signal: 'KILL', graceMs: 0 } }, 20_000)).toMatchObject({ ok: true, value: { cleanedUp: true } });
+    expect(await bare.request({ type: 'kill', params: { job: 0, signal: 'KILL', graceMs: 0 } }, 20_000)).toMatchObject({ ok: true, value: { facts: { cleanedUp: true } } });
     expect(await oracle.finish(10_000)).toBe(true);
   });
 });

@@ -216,8 +216,34 @@ describe.each(modeRows())('a status\'s stats through kept /proc descriptors (%s)
     expect(grown.value.facts.stats.memoryBytes).toBeGreaterThan(small + 70e6);
 
     // Cleaned up: nothing of the job's processes is held.
-    expect(await bare.request({ type: 'kill', params: { job, signal: 'KILL', graceMs: 0 } })).toMatchObject({ ok: true, value: { cleanedUp: true } });
+    expect(await bare.request({ type: 'kill', params: { job, signal: 'KILL', graceMs: 0 } })).toMatchObject({ ok: true, value: { facts: { cleanedUp: true } } });
     expect(procFilesHeld(supervisor, leader)).toEqual([]);
+  });
+});
+
+describe.each(modeRows())('a kill that reads (%s)', (mode, skip) => {
+  it.skipIf(skip)("answers with the job's facts (stats while it runs) and the read it asked for; without a read, with the facts alone", async () => {
+    const bare = await bareSupervisor(mode);
+    // INT is ignored (an ignored signal stays ignored across exec): the INT kill outlives its grace.
+    const reading = await spawnJob(bare, "trap '' INT; echo one; echo two; echo three; exec sleep 1000");
+    const plain = await spawnJob(bare, 'echo alone; exec sleep 1000');
+    for (const job of [reading, plain]) {
+      const ready = (await bare.request({ type: 'read', params: { job, tail: 1, wait: { ms: 10_000, until: until('^(three|alone)$'), from: -1 } } })) as Reply;
+      expect(ready.value.waited).toMatchObject({ kind: 'matched' });
+    }
+    const read = { tail: 2, maxBytes: 4096 };
+    const outlived = (await bare.request({ type: 'kill', params: { job: reading, signal: 'INT', graceMs: 100, read } })) as Reply;
+    expect(outlived).toMatchObject({ ok: true, value: { facts: { job: reading, cleanedUp: false, exit: null, stats: { procs: 1 } } } });
+    expect(outlived.value.output.lines.map((line: { text: string }) => line.text)).toEqual(['two', 'three']);
+
+    const killed = (await bare.request({ type: 'kill', params: { job: reading, signal: 'KILL', graceMs: 0, read } })) as Reply;
+    expect(killed).toMatchObject({ ok: true, value: { facts: { job: reading, cleanedUp: true, procs: 0, exit: { signal: 'SIGKILL' } } } });
+    expect(killed.value.output).toMatchObject({ totalLines: 3 });
+    expect(killed.value.output.lines.map((line: { stream: string; text: string }) => `${line.stream} ${line.text}`)).toEqual(['stdout two', 'stdout three']);
+
+    const bareKill = (await bare.request({ type: 'kill', params: { job: plain, signal: 'KILL', graceMs: 0 } })) as Reply;
+    expect(bareKill).toMatchObject({ ok: true, value: { facts: { job: plain, cleanedUp: true } } });
+    expect(Object.keys(bareKill.value)).toEqual(['facts']);
   });
 });
 
