@@ -157,15 +157,15 @@ Napi::Value SignalPid(const Napi::CallbackInfo& info) {
 
 // signalChildGroup(pid, signal) -> true if the process group led by `pid`, a job leader we spawned,
 // was signalled; false once that leader has been reaped (or for a pid we never spawned). Checked
-// and sent under the child-table lock, which the reaper holds while it reaps: until then the
+// and sent with the child table held, which the reaper needs to reap a registered child: until then the
 // leader is at least a zombie, so its pid, which is also its group id (it called setsid), cannot
 // have been recycled as a stranger's group.
 Napi::Value SignalChildGroup(const Napi::CallbackInfo& info) {
   const char* where = "signalChildGroup(pid, signal)";
   pid_t pid = PidArg(info, 0, where);
   int sig = SignalArg(info, 1, where);
-  std::lock_guard<std::mutex> table(ChildTableLock());
-  if (!IsChildRegisteredLocked(pid)) return Napi::Boolean::New(info.Env(), false);
+  ChildTableHold table;
+  if (!table.IsRegistered(pid)) return Napi::Boolean::New(info.Env(), false);
   if (kill(-pid, sig) == 0) return Napi::Boolean::New(info.Env(), true);
   if (errno == ESRCH) return Napi::Boolean::New(info.Env(), false);
   throw ErrnoError(info.Env(), errno, "kill");

@@ -2,9 +2,13 @@
 // (/proc/PID/task/TID/children).
 //
 // Protocol that makes attribution race-free: the thread first *peeks* with WEXITED|WNOWAIT, which
-// leaves the child a zombie so its pid cannot be reused; it then takes the child-table lock (spawn
-// holds it from before clone until the new pid is registered), looks up the token, and only then
-// reaps that one pid. A child the spawn path reaped itself (exec failed) yields ECHILD and is skipped.
+// leaves the child a zombie so its pid cannot be reused; it then takes the child table, looks up
+// the token and, for a pid not there, waits while any spawn is under way (its leader may have
+// exited before the spawn registered it: with spawns on several threads, one that sleeps until
+// its child has exec'd cannot hold the table meanwhile); only then it reaps that one pid and posts
+// the report, table still held. A spawn registers its child and posts its result in one step
+// under the table, so JavaScript has a job's spawn result before its leader's exit. A child the
+// spawn path reaped itself (exec failed) yields ECHILD and is skipped.
 #include "reaper.h"
 
 #include <errno.h>
@@ -16,8 +20,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdint>
 #include <cstdlib>
-#include <mutex>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -30,11 +35,27 @@
 namespace heph {
 namespace {
 
-struct Reaped {
+// These fail only on a misused mutex, lock or condition variable (EINVAL, EPERM, EDEADLK), a bug
+// with no JS caller to report to on this thread: abort, as std::mutex would.
+void Check(int status) {
+  if (status != 0) std::abort();
+}
+
+struct Reaped : MainThreadEvent {
+  Reaped(pid_t pid, double token, int code, int signal) : pid(pid), token(token), code(code), signal(signal) {}
   pid_t pid;
   double token;  // 0 for an orphan we never spawned
   int code;      // exit code, or -1 when killed
   int signal;    // terminating signal, or 0
+
+  void Deliver(Napi::Env env, Napi::Function reaper_callback) override {
+    Napi::Object event = Napi::Object::New(env);
+    event.Set("pid", Napi::Number::New(env, pid));
+    event.Set("token", Napi::Number::New(env, token));
+    event.Set("code", code < 0 ? env.Null() : Napi::Number::New(env, code));
+    event.Set("signal", Napi::Number::New(env, signal));
+    reaper_callback.Call({event});
+  }
 };
 
 // Process-lifetime state, deliberately never destroyed: the reaper thread blocks on these until
@@ -45,15 +66,21 @@ struct Reaped {
 // and an addon that needs it does not load with the libstdc++ of RHEL 8/9, Debian 10/11 or
 // Ubuntu 20.04 (test/unit/native-symbols.test.ts holds the line).
 struct ReaperState {
-  std::mutex table_mutex;
+  // The child table: `tokens` and `under_way`, written by spawns on several threads.
+  pthread_mutex_t table_mutex = PTHREAD_MUTEX_INITIALIZER;
+  pthread_cond_t spawn_ended = PTHREAD_COND_INITIALIZER;
   std::unordered_map<pid_t, double> tokens;
-  // Threads that have spawned a child (by thread id): with the main thread, the only ones whose
-  // /proc children files can list a child of ours (see AdoptedChildren).
-  std::vector<pid_t> spawning_threads;
+  // The spawns under way, by the number each got when it began (one per spawner thread and the
+  // main thread at most: room is made once, so beginning one never allocates).
+  std::vector<uint64_t> under_way;
+  uint64_t spawns_begun = 0;
+  ReaperState() { under_way.reserve(kMaxSpawnsUnderWay); }
   pthread_mutex_t sleep_mutex = PTHREAD_MUTEX_INITIALIZER;
   pthread_cond_t have_children = PTHREAD_COND_INITIALIZER;
   bool spawned_since_echild = false;
   bool started = false;
+  // Set once `report` exists (before the reaper thread starts), never unset.
+  std::atomic<bool> queue_open{false};
   Napi::ThreadSafeFunction report;
 };
 
@@ -62,22 +89,28 @@ ReaperState& State() {
   return *state;
 }
 
-void CallJs(Napi::Env env, Napi::Function callback, Reaped* data) {
+void CallJs(Napi::Env env, Napi::Function callback, MainThreadEvent* data) {
   if (env != nullptr && callback != nullptr) {
-    Napi::Object event = Napi::Object::New(env);
-    event.Set("pid", Napi::Number::New(env, data->pid));
-    event.Set("token", Napi::Number::New(env, data->token));
-    event.Set("code", data->code < 0 ? env.Null() : Napi::Number::New(env, data->code));
-    event.Set("signal", Napi::Number::New(env, data->signal));
-    callback.Call({event});
+    data->Deliver(env, callback);
+    delete data;
   }
-  delete data;
+  // Else the environment is going away: an event may hold JavaScript references that can no
+  // longer be released, so it is left (the process is exiting).
 }
 
-// These fail only on a misused mutex or condition variable (EINVAL, EPERM), a bug with no JS
-// caller to report to on this thread: abort, as std::mutex / std::condition_variable would.
-void Check(int status) {
-  if (status != 0) std::abort();
+// The child table's mutex, held for a scope.
+class TableLock {
+ public:
+  TableLock() { Check(pthread_mutex_lock(&State().table_mutex)); }
+  ~TableLock() { Check(pthread_mutex_unlock(&State().table_mutex)); }
+  TableLock(const TableLock&) = delete;
+  TableLock& operator=(const TableLock&) = delete;
+};
+
+// The number of the oldest spawn under way; the largest number there is when none is.
+uint64_t OldestUnderWayLocked() {
+  const auto& under_way = State().under_way;
+  return under_way.empty() ? UINT64_MAX : *std::min_element(under_way.begin(), under_way.end());
 }
 
 void WaitForChildren() {
@@ -99,25 +132,29 @@ void ReapLoop() {
       continue;
     }
     pid_t pid = peek.si_pid;
-    Reaped* reaped = nullptr;
-    {
-      std::lock_guard<std::mutex> table(State().table_mutex);
-      siginfo_t info{};
-      int rc;
-      do rc = waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED);
-      while (rc != 0 && errno == EINTR);
-      if (rc != 0) continue;  // ECHILD: the spawn path reaped a child whose exec failed
-      auto& tokens = State().tokens;
-      auto found = tokens.find(pid);
-      double token = 0;
-      if (found != tokens.end()) {
-        token = found->second;
-        tokens.erase(found);
-      }
-      bool exited = info.si_code == CLD_EXITED;
-      reaped = new Reaped{pid, token, exited ? info.si_status : -1, exited ? 0 : info.si_status};
+    ReaperState& state = State();
+    TableLock table;
+    // Only the spawns under way now can have cloned this child: later ones are not waited for,
+    // so a steady stream of spawns cannot keep an orphan from being reaped.
+    uint64_t begun = state.spawns_begun;
+    auto found = state.tokens.find(pid);
+    while (found == state.tokens.end() && OldestUnderWayLocked() <= begun) {
+      Check(pthread_cond_wait(&state.spawn_ended, &state.table_mutex));
+      found = state.tokens.find(pid);
     }
-    if (State().report.NonBlockingCall(reaped, CallJs) != napi_ok) delete reaped;
+    siginfo_t info{};
+    int rc;
+    do rc = waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED);
+    while (rc != 0 && errno == EINTR);
+    if (rc != 0) continue;  // ECHILD: the spawn path reaped a child whose exec failed
+    double token = 0;
+    if (found != state.tokens.end()) {
+      token = found->second;
+      state.tokens.erase(found);
+    }
+    bool exited = info.si_code == CLD_EXITED;
+    auto* reaped = new Reaped(pid, token, exited ? info.si_status : -1, exited ? 0 : info.si_status);
+    if (!PostInOrder(reaped)) delete reaped;
   }
 }
 
@@ -175,29 +212,22 @@ Napi::Value HasZombieChild(const Napi::CallbackInfo& info) {
 }
 
 // adoptedChildren() -> the pids of this process's children (zombies included) that spawn did not
-// start, or started and the reaper has reaped: the orphans reparented to us as the subreaper. Then
-// the job leaders are taken out under the child-table lock (which keeps a registered pid from
-// being reaped, so it still names the leader). null when this kernel has no children files.
-// A child is listed in the children file of the thread that cloned it, and an orphan in that of
-// the first live thread of the subreaper, the main one (kernel/exit.c, find_new_reaper and
-// find_alive_thread): so the main thread's file and those of the threads that spawned are all
-// there is to read, not one per thread of the process (13 in the supervisor).
+// start: the orphans reparented to us as the subreaper. null when this kernel has no children
+// files. A child is listed in the children file of the thread that cloned it, and an orphan in
+// that of the first live thread of the subreaper, the main one (kernel/exit.c, find_new_reaper
+// and find_alive_thread): so the main thread's file holds every orphan, and besides them only
+// the leaders spawned inline (registered, and taken out here); the spawner threads' files hold
+// only leaders, and those threads never exit (their children would go to the main thread).
+// The file is read without the table held: a leader the reaper reaps meanwhile is no longer
+// registered and may be listed, but its pid then names no process, or one that is not of the job
+// (the caller checks each process's marker and descriptors), never a straggler it is not.
 Napi::Value AdoptedChildren(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  std::vector<pid_t> threads{getpid()};
-  {
-    std::lock_guard<std::mutex> table(State().table_mutex);
-    for (pid_t tid : State().spawning_threads) {
-      if (tid != threads[0]) threads.push_back(tid);
-    }
-  }
   std::vector<pid_t> children;
-  for (pid_t tid : threads) {
-    if (!AppendThreadChildren(tid, children)) return env.Null();
-  }
+  if (!AppendThreadChildren(getpid(), children)) return env.Null();
   std::vector<pid_t> adopted;
   {
-    std::lock_guard<std::mutex> table(State().table_mutex);
+    TableLock table;
     for (pid_t pid : children) {
       if (State().tokens.count(pid) == 0) adopted.push_back(pid);
     }
@@ -207,18 +237,37 @@ Napi::Value AdoptedChildren(const Napi::CallbackInfo& info) {
   return result;
 }
 
-std::mutex& ChildTableLock() { return State().table_mutex; }
-
-void RegisterChildLocked(pid_t pid, double token) {
-  // Called on the thread that cloned the child, so its children file is where the child is listed.
-  // Noted first: should either allocation fail, the child is not left registered.
-  pid_t tid = static_cast<pid_t>(syscall(SYS_gettid));
-  auto& threads = State().spawning_threads;
-  if (std::find(threads.begin(), threads.end(), tid) == threads.end()) threads.push_back(tid);
-  State().tokens[pid] = token;
+SpawnUnderWay::SpawnUnderWay() {
+  TableLock table;
+  ReaperState& state = State();
+  if (state.under_way.size() >= kMaxSpawnsUnderWay) std::abort();  // more threads spawn than there are
+  number_ = ++state.spawns_begun;
+  state.under_way.push_back(number_);
 }
 
-bool IsChildRegisteredLocked(pid_t pid) { return State().tokens.count(pid) != 0; }
+SpawnUnderWay::~SpawnUnderWay() {
+  TableLock table;
+  auto& under_way = State().under_way;
+  under_way.erase(std::find(under_way.begin(), under_way.end(), number_));
+  Check(pthread_cond_broadcast(&State().spawn_ended));
+}
+
+void RegisterChild(pid_t pid, double token, MainThreadEvent* event) {
+  TableLock table;
+  State().tokens[pid] = token;
+  if (event != nullptr && !PostInOrder(event)) {
+    // The queue is closed: the process is exiting, and the event is left (see CallJs).
+  }
+}
+
+ChildTableHold::ChildTableHold() { Check(pthread_mutex_lock(&State().table_mutex)); }
+ChildTableHold::~ChildTableHold() { Check(pthread_mutex_unlock(&State().table_mutex)); }
+bool ChildTableHold::IsRegistered(pid_t pid) const { return State().tokens.count(pid) != 0; }
+
+bool PostInOrder(MainThreadEvent* event) {
+  // The queue has no size limit, so this never waits.
+  return State().queue_open.load() && State().report.BlockingCall(event, CallJs) == napi_ok;
+}
 
 void NotifyChildSpawned() {
   ReaperState& state = State();
@@ -238,9 +287,11 @@ Napi::Value StartReaper(const Napi::CallbackInfo& info) {
   if (state.started) ThrowTypeError(env, "startReaper: the reaper is already running in this process");
   state.report = Napi::ThreadSafeFunction::New(env, callback, "heph-reaper", 0, 1);
   state.report.Unref(env);
+  state.queue_open.store(true);
   try {
     std::thread(ReapLoop).detach();
   } catch (const std::system_error& error) {
+    state.queue_open.store(false);
     state.report.Release();
     throw ErrnoError(env, error.code().value(), "pthread_create");
   }

@@ -5,23 +5,62 @@
 #include <napi.h>
 #include <sys/types.h>
 
-#include <mutex>
+#include <cstddef>
+#include <cstdint>
 
 namespace heph {
 
-// Held by spawn from before the child exists until it is registered, so the reaper can never
-// attribute a child's exit to the wrong token (see reaper.cc for the WNOWAIT protocol).
-std::mutex& ChildTableLock();
+// Something for the JavaScript thread, posted through the reaper's own queue (first in, first out).
+class MainThreadEvent {
+ public:
+  virtual ~MainThreadEvent() = default;
+  // On the JavaScript thread; `reaper_callback` is startReaper's callback.
+  virtual void Deliver(Napi::Env env, Napi::Function reaper_callback) = 0;
+};
 
-// Records `token` for `pid`; the caller holds ChildTableLock().
-void RegisterChildLocked(pid_t pid, double token);
+// A spawn under way, from before its clone until its child is registered or it has failed. While
+// any is, the reaper takes no child it cannot attribute for an orphan: it waits for the spawns to
+// end and looks again (a leader may exit before its spawn has registered it). Spawns on several
+// threads may be under way at once.
+class SpawnUnderWay {
+ public:
+  SpawnUnderWay();
+  ~SpawnUnderWay();
+  SpawnUnderWay(const SpawnUnderWay&) = delete;
+  SpawnUnderWay& operator=(const SpawnUnderWay&) = delete;
 
-// True while `pid` is a child we spawned and the reaper has not reaped; the caller holds
-// ChildTableLock(), which keeps it so (the reaper reaps only under that lock).
-bool IsChildRegisteredLocked(pid_t pid);
+ private:
+  uint64_t number_;
+};
+
+// At most this many spawns are under way at once: one per spawner thread (spawn.cc) and the main
+// thread's.
+constexpr size_t kMaxSpawnsUnderWay = 8;
+
+// Records `token` for `pid` (the caller has a SpawnUnderWay) and, when `event` is given, posts it
+// (taking ownership) in the same step: the reaper finds the token, and so reports the child's
+// exit, only after the event is ahead of that report in the queue. Throws std::bad_alloc with
+// nothing recorded or posted.
+void RegisterChild(pid_t pid, double token, MainThreadEvent* event = nullptr);
+
+// The child table held: while it is, the reaper reaps no registered child, so a pid found
+// registered keeps naming that child. Held for a moment only (a check and a signal).
+class ChildTableHold {
+ public:
+  ChildTableHold();
+  ~ChildTableHold();
+  ChildTableHold(const ChildTableHold&) = delete;
+  ChildTableHold& operator=(const ChildTableHold&) = delete;
+  // True while `pid` is a child we spawned and the reaper has not reaped.
+  bool IsRegistered(pid_t pid) const;
+};
 
 // Wakes the reaper if it sleeps for lack of children.
 void NotifyChildSpawned();
+
+// Takes ownership of `event` and posts it. False (the event kept by the caller) once the queue is
+// closed, at exit.
+bool PostInOrder(MainThreadEvent* event);
 
 Napi::Value StartReaper(const Napi::CallbackInfo& info);
 Napi::Value HasZombieChild(const Napi::CallbackInfo& info);

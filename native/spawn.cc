@@ -19,11 +19,17 @@
 // needs (argv, envp, paths) is prepared before the clone, and every signal is blocked around it.
 // A spawn that throws leaves nothing behind: every descriptor it opened is closed, and a child
 // that exists by then is killed and reaped here, before the reaper could report it.
+// `spawn` does all of it on the calling thread (the JavaScript one); `spawnAsync` on one of a few
+// spawner threads, so that the JavaScript thread goes on while the child execs and several spawns
+// run at once. Either way the child is registered with the reaper before the spawn ends
+// (reaper.h, SpawnUnderWay), and spawnAsync's result reaches JavaScript ahead of the reaper's
+// report of that child.
 #include "spawn.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/sched.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -37,8 +43,12 @@
 #include <climits>
 #include <cstdint>
 #include <cstring>
+#include <deque>
+#include <mutex>
 #include <new>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <vector>
 
 #include "args.h"
@@ -98,6 +108,18 @@ struct ChildPlan {
   ChildFailure failure;
 };
 
+// A failed step of a spawn: thrown on whichever thread spawns, turned into an errno error (the
+// step as `syscall`, maybe a `path`) on the JavaScript thread.
+struct SpawnFailure {
+  int err;
+  std::string syscall;
+  std::string path;
+};
+
+Napi::Error ToError(Napi::Env env, const SpawnFailure& failure) {
+  return ErrnoError(env, failure.err, failure.syscall.c_str(), failure.path);
+}
+
 // Marks the code that runs in the child between clone and exec: never instrumented by a sanitizer
 // (its runtime is not async-signal-safe, and on the vfork path it would find the child on a stack
 // it does not know and report its own bookkeeping as an error).
@@ -152,11 +174,11 @@ HEPH_CHILD_CODE int ChildEntry(void* plan) { ChildMain(static_cast<ChildPlan*>(p
 // Restore() or at scope exit.
 class AllSignalsBlocked {
  public:
-  explicit AllSignalsBlocked(Napi::Env env) {
+  AllSignalsBlocked() {
     unsigned char all[kKernelSigsetBytes];
     std::memset(all, 0xff, sizeof all);
     if (syscall(SYS_rt_sigprocmask, SIG_SETMASK, all, saved_, kKernelSigsetBytes) != 0) {
-      throw ErrnoError(env, errno, "rt_sigprocmask");
+      throw SpawnFailure{errno, "rt_sigprocmask", ""};
     }
   }
   AllSignalsBlocked(const AllSignalsBlocked&) = delete;
@@ -174,17 +196,18 @@ class AllSignalsBlocked {
   bool blocked_ = true;
 };
 
-// For a child whose spawn failed after it was created: the caller holds the child-table lock, so
-// the reaper cannot have reaped it and `pid` still names it. SIGKILL, then reap it here.
+// For a child whose spawn failed after it was created, before it was registered: the spawn is
+// under way (SpawnUnderWay), so the reaper has left it alone and `pid` still names it. SIGKILL,
+// then reap it here.
 void KillAndReap(pid_t pid) {
   kill(pid, SIGKILL);  // our own unreaped child: cannot fail
   int status;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
 }
 
-void MakePipe(Napi::Env env, Fd& read_end, Fd& write_end) {
+void MakePipe(Fd& read_end, Fd& write_end) {
   int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) throw ErrnoError(env, errno, "pipe2");
+  if (pipe2(fds, O_CLOEXEC) != 0) throw SpawnFailure{errno, "pipe2", ""};
   read_end.Reset(fds[0]);
   write_end.Reset(fds[1]);
 }
@@ -258,21 +281,25 @@ std::atomic<bool> g_clone3_unavailable{false};
 
 // The vfork child's stack. The child's frames take well under a kilobyte (no libc call it makes
 // uses more than a few hundred bytes); 64 KiB leaves room as glibc's posix_spawn does (32 KiB plus
-// the arguments). Made once and kept for the life of the process: CLONE_VFORK means the previous
-// child is done with it (exec'd or gone) when clone3 returns, and the child-table lock orders
-// spawns. A PROT_NONE guard page below it turns an overflow into a fault in the child instead of
-// a write into whatever the kernel placed there.
+// the arguments). One for spawn's callers and one per spawner thread, made at the first spawn that
+// needs it and kept for good: CLONE_VFORK means the previous child is done with a stack (exec'd
+// or gone) when clone3 returns. (Not thread_local: that would make the addon need the dynamic
+// loader's TLS entry point, test/unit/native-symbols.) A PROT_NONE guard page below it turns an
+// overflow into a fault in the child instead of a write into whatever the kernel placed there.
 constexpr size_t kChildStackBytes = 64 * 1024;
 
 struct ChildStack {
   void* low = nullptr;  // lowest usable byte; the guard page is just below
   size_t size = 0;
 };
-ChildStack g_child_stack;  // guarded by ChildTableLock()
+// spawn's, held by its caller across the clone (a process may run the addon on more than one
+// JavaScript thread); a spawner thread keeps its own.
+ChildStack g_spawn_child_stack;
+std::mutex g_spawn_child_stack_mutex;
 
-// Maps the child stack unless done already. 0, or the errno of the failed call.
-int MapChildStackLocked() {
-  if (g_child_stack.low != nullptr) return 0;
+// Maps `stack` unless done already. 0, or the errno of the failed call.
+int MapChildStack(ChildStack& stack) {
+  if (stack.low != nullptr) return 0;
   size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   size_t size = (kChildStackBytes + page - 1) / page * page;
   void* map = mmap(nullptr, size + page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
@@ -283,7 +310,7 @@ int MapChildStackLocked() {
     munmap(map, size + page);
     return err;
   }
-  g_child_stack = {low, size};
+  stack = {low, size};
   return 0;
 }
 
@@ -293,25 +320,17 @@ struct Spawned {
   Fd pidfd;
 };
 
-// The error for a child that failed before or at execve.
-Napi::Error ChildError(Napi::Env env, const ChildFailure& failure, const ChildPlan& plan) {
+// The failure of a child that failed before or at execve.
+SpawnFailure ChildError(const ChildFailure& failure, const ChildPlan& plan) {
   const char* path = failure.stage == kChdir ? plan.cwd : failure.stage == kExec ? plan.shell : "";
-  return ErrnoError(env, failure.err, StageName(failure.stage), path);
+  return SpawnFailure{failure.err, StageName(failure.stage), path};
 }
 
-// Under the child-table lock, so the reaper cannot report the child before it is known.
-void RegisterOrKill(Napi::Env env, pid_t pid, double token) {
-  try {
-    RegisterChildLocked(pid, token);
-  } catch (const std::bad_alloc&) {
-    KillAndReap(pid);
-    throw ErrnoError(env, ENOMEM, "spawn");
-  }
-}
-
-// The vfork path. False, with nothing created, when this kernel cannot clone3 this way (no clone3,
-// or no CLONE_INTO_CGROUP: ENOSYS, E2BIG, EINVAL): the caller falls back to fork.
-bool SpawnVfork(Napi::Env env, ChildPlan& plan, int cgroup_fd, double token, Spawned& out) {
+// The vfork path, for a spawn under way; the child is not registered yet. False, with nothing
+// created, when this kernel
+// cannot clone3 this way (no clone3, or no CLONE_INTO_CGROUP: ENOSYS, E2BIG, EINVAL): the caller
+// falls back to fork.
+bool SpawnVfork(ChildPlan& plan, int cgroup_fd, ChildStack& stack, Spawned& out) {
   plan.cgroup_procs_fd = -1;
   plan.report_fd = -1;
   plan.failure = ChildFailure{0, 0};
@@ -323,12 +342,11 @@ bool SpawnVfork(Napi::Env env, ChildPlan& plan, int cgroup_fd, double token, Spa
   args.exit_signal = SIGCHLD;
   args.cgroup = cgroup_fd >= 0 ? static_cast<uint64_t>(cgroup_fd) : 0;
 
-  AllSignalsBlocked blocked(env);
-  std::lock_guard<std::mutex> table(ChildTableLock());
-  int stack_err = MapChildStackLocked();
-  if (stack_err != 0) throw ErrnoError(env, stack_err, "mmap", "the child stack");
-  args.stack = reinterpret_cast<uint64_t>(g_child_stack.low);
-  args.stack_size = g_child_stack.size;
+  int stack_err = MapChildStack(stack);
+  if (stack_err != 0) throw SpawnFailure{stack_err, "mmap", "the child stack"};
+  args.stack = reinterpret_cast<uint64_t>(stack.low);
+  args.stack_size = stack.size;
+  AllSignalsBlocked blocked;
   // This thread sleeps in here until the child has exec'd or exited.
   long rc = CloneWithStack(&args, sizeof args, ChildEntry, &plan);
   blocked.Restore();
@@ -338,7 +356,7 @@ bool SpawnVfork(Napi::Env env, ChildPlan& plan, int cgroup_fd, double token, Spa
       g_clone3_unavailable = true;
       return false;
     }
-    throw ErrnoError(env, err, "clone3");
+    throw SpawnFailure{err, "clone3", ""};
   }
   pid_t pid = static_cast<pid_t>(rc);
   Fd pidfd(raw_pidfd);
@@ -347,40 +365,39 @@ bool SpawnVfork(Napi::Env env, ChildPlan& plan, int cgroup_fd, double token, Spa
   ChildFailure failure = plan.failure;
   if (failure.stage != 0) {
     KillAndReap(pid);  // it has exited 127, or is about to
-    throw ChildError(env, failure, plan);
+    throw ChildError(failure, plan);
   }
-  RegisterOrKill(env, pid, token);
   out.pid = pid;
   out.pidfd.Reset(pidfd.release());
   return true;
 }
 
-// The fork path: the child joins the cgroup through cgroup.procs and reports an exec failure
-// through a close-on-exec pipe; this thread waits on that pipe for exec.
-void SpawnFork(Napi::Env env, ChildPlan& plan, const std::string& cgroup, double token, Spawned& out) {
+// The fork path, for a spawn under way; the child is not registered yet. The child joins the
+// cgroup through cgroup.procs and reports an exec failure through a close-on-exec pipe; this
+// thread waits on that pipe for exec.
+void SpawnFork(ChildPlan& plan, const std::string& cgroup, Spawned& out) {
   Fd cgroup_procs;
   if (!cgroup.empty()) {
     std::string procs = cgroup + "/cgroup.procs";
     cgroup_procs.Reset(open(procs.c_str(), O_WRONLY | O_CLOEXEC));
-    if (cgroup_procs.get() < 0) throw ErrnoError(env, errno, "open", procs);
+    if (cgroup_procs.get() < 0) throw SpawnFailure{errno, "open", procs};
   }
   Fd report_read, report_write;
-  MakePipe(env, report_read, report_write);
+  MakePipe(report_read, report_write);
   plan.cgroup_procs_fd = cgroup_procs.get();
   plan.report_fd = report_write.get();
   plan.failure = ChildFailure{0, 0};
 
-  AllSignalsBlocked blocked(env);
-  std::lock_guard<std::mutex> table(ChildTableLock());
+  AllSignalsBlocked blocked;
   pid_t pid = fork();
   if (pid == 0) ChildMain(&plan);
-  if (pid < 0) throw ErrnoError(env, errno, "fork");
+  if (pid < 0) throw SpawnFailure{errno, "fork", ""};
   Fd pidfd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
   if (pidfd.get() < 0) {
     // Without a pidfd the job could not be signalled safely: undo the spawn.
     int err = errno;
     KillAndReap(pid);
-    throw ErrnoError(env, err, "pidfd_open");
+    throw SpawnFailure{err, "pidfd_open", ""};
   }
   blocked.Restore();
   report_write.Reset();  // the child's copy is what keeps the pipe open now
@@ -393,12 +410,283 @@ void SpawnFork(Napi::Env env, ChildPlan& plan, const std::string& cgroup, double
     int err = got < 0 ? errno : 0;
     // Exec failed (the child has exited 127), or the pipe failed us: no job either way.
     KillAndReap(pid);
-    if (got == static_cast<ssize_t>(sizeof failure)) throw ChildError(env, failure, plan);
-    throw ErrnoError(env, got < 0 ? err : EPROTO, "read", "the spawn error pipe");
+    if (got == static_cast<ssize_t>(sizeof failure)) throw ChildError(failure, plan);
+    throw SpawnFailure{got < 0 ? err : EPROTO, "read", "the spawn error pipe"};
   }
-  RegisterOrKill(env, pid, token);
   out.pid = pid;
   out.pidfd.Reset(pidfd.release());
+}
+
+// A spawn's options, read on the JavaScript thread, so the spawn itself may run on any thread.
+struct SpawnRequest {
+  std::string shell;
+  std::string command;
+  std::string cwd;
+  std::vector<std::string> env;
+  std::string cgroup;  // empty: none
+  bool stdin_pipe = false;
+  bool merge = false;
+  bool force_fork = false;
+  double token = 0;
+  int ctty = -1;
+};
+
+// A spawned job leader, until its descriptors are handed to JavaScript.
+struct SpawnOutcome {
+  pid_t pid = -1;
+  Fd pidfd;
+  Fd stdin_write;
+  Fd out_read;
+  Fd err_read;
+  const char* method = "clone3";
+  std::string start;
+  std::vector<double> pipes;
+};
+
+SpawnRequest ReadSpawnRequest(Napi::Env env, Napi::Value value, const char* where) {
+  if (!value.IsObject()) ThrowArgumentError(env, where, "options", "an object", value);
+  Napi::Object options = value.As<Napi::Object>();
+  SpawnRequest request;
+  request.shell = StringField(options, where, "shell");
+  request.command = StringField(options, where, "command");
+  request.cwd = StringField(options, where, "cwd");
+  request.env = StringArray(env, options.Get("env"), "options.env");
+  Napi::Value cgroup_value = options.Get("cgroup");
+  if (!cgroup_value.IsNull()) {
+    if (!cgroup_value.IsString()) ThrowArgumentError(env, where, "options.cgroup", "a cgroup directory or null", cgroup_value);
+    request.cgroup = StringField(options, where, "cgroup", true);
+  }
+  std::string stdin_mode = StringField(options, where, "stdin");
+  if (stdin_mode != "null" && stdin_mode != "pipe") ThrowArgumentError(env, where, "options.stdin", "\"null\" or \"pipe\"", options.Get("stdin"));
+  request.stdin_pipe = stdin_mode == "pipe";
+  request.merge = BooleanField(options, where, "merge");
+  request.force_fork = BooleanField(options, where, "forceFork");
+  // 0 is what the reaper reports for an orphan; a job given 0 would read as one.
+  request.token = static_cast<double>(IntegerField(options, where, "token", 1, kMaxSafeInteger));
+  Napi::Value ctty_value = options.Get("ctty");
+  request.ctty = ctty_value.IsUndefined() ? -1 : static_cast<int>(CheckInteger(ctty_value, where, "options.ctty", -1, INT_MAX));
+  return request;
+}
+
+// The spawn itself, on any thread, under the caller's SpawnUnderWay, which registers the child
+// (RegisterOutcome) before that ends. Throws SpawnFailure, and then nothing is left behind.
+void RunSpawn(const SpawnRequest& request, ChildStack& stack, SpawnOutcome& out) {
+  std::vector<std::string> argv_strings{"sh", "-c", request.command};
+  std::vector<char*> argv = CStringArray(argv_strings);
+  std::vector<std::string> env_strings = request.env;
+  std::vector<char*> envp = CStringArray(env_strings);
+  bool has_cgroup = !request.cgroup.empty();
+  int ctty = request.ctty;
+
+  Fd cgroup_dir;
+  if (has_cgroup) {
+    cgroup_dir.Reset(open(request.cgroup.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (cgroup_dir.get() < 0) throw SpawnFailure{errno, "open", request.cgroup};
+  }
+
+  Fd stdin_read, stdin_write, out_read, out_write, err_read, err_write;
+  if (ctty >= 0) {
+    // The terminal is all three; the caller reads and writes its master.
+  } else if (request.stdin_pipe) {
+    MakePipe(stdin_read, stdin_write);
+  } else {
+    stdin_read.Reset(open("/dev/null", O_RDONLY | O_CLOEXEC));
+    if (stdin_read.get() < 0) throw SpawnFailure{errno, "open", "/dev/null"};
+  }
+  if (ctty < 0) {
+    MakePipe(out_read, out_write);
+    GrowPipe(out_read.get());
+  }
+  if (ctty < 0 && !request.merge) {
+    MakePipe(err_read, err_write);
+    GrowPipe(err_read.get());
+  }
+
+  struct rlimit nofile{};
+  if (getrlimit(RLIMIT_NOFILE, &nofile) != 0) throw SpawnFailure{errno, "getrlimit", ""};
+  ChildPlan plan{};
+  plan.shell = request.shell.c_str();
+  plan.cwd = request.cwd.c_str();
+  plan.argv = argv.data();
+  plan.envp = envp.data();
+  plan.stdin_fd = ctty >= 0 ? ctty : stdin_read.get();
+  plan.stdout_fd = ctty >= 0 ? ctty : out_write.get();
+  plan.stderr_fd = ctty >= 0 ? ctty : request.merge ? out_write.get() : err_write.get();
+  plan.ctty_fd = ctty;
+  plan.max_fd = nofile.rlim_cur > 65536 || nofile.rlim_cur == RLIM_INFINITY ? 65536 : static_cast<int>(nofile.rlim_cur);
+
+  Spawned spawned;
+  out.method = "clone3";
+  if (request.force_fork || !kHaveCloneWithStack || g_clone3_unavailable || !SpawnVfork(plan, cgroup_dir.get(), stack, spawned)) {
+    out.method = "fork";
+    SpawnFork(plan, request.cgroup, spawned);
+  }
+  NotifyChildSpawned();
+
+  // The child's copies are what keep the pipes open now.
+  stdin_read.Reset();
+  out_write.Reset();
+  err_write.Reset();
+
+  // Read here rather than by the caller: these are most of what a spawn costs after the exec, in
+  // a few system calls instead of a JavaScript file read and three stats.
+  out.start = ChildStartTime(spawned.pid, spawned.pidfd.get());
+  for (int fd : {stdin_write.get(), out_read.get(), request.merge ? -1 : err_read.get()}) {
+    double inode = PipeInode(fd);
+    if (inode >= 0) out.pipes.push_back(inode);
+  }
+  out.pid = spawned.pid;
+  out.pidfd.Reset(spawned.pidfd.release());
+  out.stdin_write.Reset(stdin_write.release());
+  out.out_read.Reset(out_read.release());
+  out.err_read.Reset(err_read.release());
+}
+
+// The outcome as spawn's result; only now are the descriptors the caller's.
+Napi::Object OutcomeToJs(Napi::Env env, SpawnOutcome& outcome) {
+  Napi::Object result = Napi::Object::New(env);
+  result.Set("pid", Napi::Number::New(env, outcome.pid));
+  result.Set("pidfd", Napi::Number::New(env, outcome.pidfd.get()));
+  result.Set("stdin", Napi::Number::New(env, outcome.stdin_write.get()));
+  result.Set("stdout", Napi::Number::New(env, outcome.out_read.get()));
+  result.Set("stderr", Napi::Number::New(env, outcome.err_read.get()));
+  result.Set("method", Napi::String::New(env, outcome.method));
+  result.Set("start", outcome.start.empty() ? env.Null() : Napi::String::New(env, outcome.start));
+  Napi::Array pipes = Napi::Array::New(env);
+  for (double inode : outcome.pipes) pipes.Set(pipes.Length(), Napi::Number::New(env, inode));
+  result.Set("pipes", pipes);
+  outcome.pidfd.release();
+  outcome.stdin_write.release();
+  outcome.out_read.release();
+  outcome.err_read.release();
+  return result;
+}
+
+// Registers the spawned child with the reaper, posting `result` with it when given (RegisterChild).
+// A registration that cannot be made (no memory) undoes the spawn.
+void RegisterOutcome(const SpawnRequest& request, SpawnOutcome& out, MainThreadEvent* result) {
+  try {
+    RegisterChild(out.pid, request.token, result);
+  } catch (const std::bad_alloc&) {
+    KillAndReap(out.pid);
+    out.pid = -1;
+    for (Fd* fd : {&out.pidfd, &out.stdin_write, &out.out_read, &out.err_read}) fd->Reset();
+    throw SpawnFailure{ENOMEM, "spawn", ""};
+  }
+}
+
+// A whole spawn, under way from before the clone until its child is registered (and `result`, if
+// given, posted in that step); whatever it throws as a SpawnFailure (a failed allocation: ENOMEM).
+bool TrySpawn(const SpawnRequest& request, ChildStack& stack, SpawnOutcome& out, SpawnFailure& failure, MainThreadEvent* result) {
+  try {
+    SpawnUnderWay under_way;
+    RunSpawn(request, stack, out);
+    RegisterOutcome(request, out, result);
+    return true;
+  } catch (const SpawnFailure& thrown) {
+    failure = thrown;
+  } catch (const std::exception&) {
+    failure = SpawnFailure{ENOMEM, "spawn", ""};
+  }
+  return false;
+}
+
+// One spawnAsync call: run on a spawner thread, answered on the JavaScript thread through the
+// reaper's queue (reaper.h, PostInOrder), ahead of any report of its child's exit.
+class SpawnTask : public MainThreadEvent {
+ public:
+  SpawnTask(SpawnRequest request, Napi::Function callback) : request_(std::move(request)), callback_(Napi::Persistent(callback)) {}
+
+  // On a spawner thread. A spawn that succeeds posts this task as it registers its child, so the
+  // task is delivered before the reaper can report that child; a failed one posts it here. When
+  // the queue is closed (the process is exiting) the task is left, with its JavaScript reference,
+  // which cannot be released off that thread.
+  void Run(ChildStack& stack) {
+    ok_ = true;  // read only on the JavaScript thread, after the post
+    if (!TrySpawn(request_, stack, outcome_, failure_, this)) {
+      ok_ = false;
+      PostInOrder(this);
+    }
+  }
+
+  void Deliver(Napi::Env env, Napi::Function) override {
+    Napi::HandleScope scope(env);
+    if (ok_) {
+      Napi::Object result = OutcomeToJs(env, outcome_);
+      callback_.Call({env.Null(), result});
+    } else {
+      callback_.Call({ToError(env, failure_).Value()});
+    }
+  }
+
+ private:
+  SpawnRequest request_;
+  Napi::FunctionReference callback_;
+  bool ok_ = false;
+  SpawnOutcome outcome_;
+  SpawnFailure failure_{0, "", ""};
+};
+
+// The spawner threads: started as spawns need them, up to kSpawnerThreads, each spawning one job
+// at a time (a vfork spawn sleeps until its child has exec'd, so several spawn at once only on
+// several threads). They live as long as the process. A pthread condition variable, as in
+// reaper.cc, for the libstdc++ versions the addon must load with.
+constexpr int kSpawnerThreads = 2;
+static_assert(kSpawnerThreads + 1 <= static_cast<int>(kMaxSpawnsUnderWay), "the spawner threads and the main thread spawn at once");
+
+struct SpawnerPool {
+  pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
+  pthread_cond_t ready = PTHREAD_COND_INITIALIZER;
+  std::deque<SpawnTask*> queue;
+  int threads = 0;
+  int idle = 0;
+};
+
+SpawnerPool& Pool() {
+  static SpawnerPool* pool = new SpawnerPool();  // never destroyed: its threads wait on it
+  return *pool;
+}
+
+void SpawnerLoop() {
+  SpawnerPool& pool = Pool();
+  ChildStack stack;
+  for (;;) {
+    pthread_mutex_lock(&pool.mutex);
+    pool.idle++;
+    while (pool.queue.empty()) pthread_cond_wait(&pool.ready, &pool.mutex);
+    pool.idle--;
+    SpawnTask* task = pool.queue.front();
+    pool.queue.pop_front();
+    pthread_mutex_unlock(&pool.mutex);
+    task->Run(stack);
+  }
+}
+
+// Queues `task`, starting a spawner thread when none is idle and fewer than kSpawnerThreads run.
+// Throws SpawnFailure (nothing queued) when no thread runs and none can be started.
+void Submit(SpawnTask* task) {
+  SpawnerPool& pool = Pool();
+  pthread_mutex_lock(&pool.mutex);
+  bool start = pool.idle == 0 && pool.threads < kSpawnerThreads;
+  try {
+    pool.queue.push_back(task);
+    if (start) {
+      std::thread(SpawnerLoop).detach();
+      pool.threads++;
+    }
+  } catch (const std::system_error& error) {
+    if (pool.threads == 0) {
+      pool.queue.pop_back();
+      pthread_mutex_unlock(&pool.mutex);
+      throw SpawnFailure{error.code().value(), "pthread_create", ""};
+    }
+    // The running threads will take it.
+  } catch (const std::bad_alloc&) {
+    pthread_mutex_unlock(&pool.mutex);
+    throw SpawnFailure{ENOMEM, "spawn", ""};
+  }
+  pthread_cond_signal(&pool.ready);
+  pthread_mutex_unlock(&pool.mutex);
 }
 
 }  // namespace
@@ -411,106 +699,42 @@ void SpawnFork(Napi::Env env, ChildPlan& plan, const std::string& cgroup, double
 // and stderr share one pipe and `stderr` is -1. With `ctty` (a terminal's slave from openPty; -1 or
 // left out: none), the child's controlling terminal and fds 0-2 are that terminal, no pipe is
 // made (`stdin` and `merge` do not apply) and stdin, stdout and stderr are -1. Throws an errno
-// error naming the failed step.
+// error naming the failed step. Runs on the calling thread, which sleeps until the child has exec'd.
 Napi::Value Spawn(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const char* where = "spawn(options)";
-  if (info.Length() != 1 || !info[0].IsObject()) ThrowArgumentError(env, where, "options", "an object", info[0]);
-  Napi::Object options = info[0].As<Napi::Object>();
-  std::string shell = StringField(options, where, "shell");
-  std::string command = StringField(options, where, "command");
-  std::string cwd = StringField(options, where, "cwd");
-  std::vector<std::string> env_strings = StringArray(env, options.Get("env"), "options.env");
-  Napi::Value cgroup_value = options.Get("cgroup");
-  bool has_cgroup = !cgroup_value.IsNull();
-  if (has_cgroup && !cgroup_value.IsString()) ThrowArgumentError(env, where, "options.cgroup", "a cgroup directory or null", cgroup_value);
-  std::string cgroup = has_cgroup ? StringField(options, where, "cgroup", true) : "";
-  std::string stdin_mode = StringField(options, where, "stdin");
-  if (stdin_mode != "null" && stdin_mode != "pipe") ThrowArgumentError(env, where, "options.stdin", "\"null\" or \"pipe\"", options.Get("stdin"));
-  bool merge = BooleanField(options, where, "merge");
-  bool force_fork = BooleanField(options, where, "forceFork");
-  // 0 is what the reaper reports for an orphan; a job given 0 would read as one.
-  double token = static_cast<double>(IntegerField(options, where, "token", 1, kMaxSafeInteger));
-  Napi::Value ctty_value = options.Get("ctty");
-  int ctty = ctty_value.IsUndefined() ? -1 : static_cast<int>(CheckInteger(ctty_value, where, "options.ctty", -1, INT_MAX));
-
-  std::vector<std::string> argv_strings{"sh", "-c", command};
-  std::vector<char*> argv = CStringArray(argv_strings);
-  std::vector<char*> envp = CStringArray(env_strings);
-
-  Fd cgroup_dir;
-  if (has_cgroup) {
-    cgroup_dir.Reset(open(cgroup.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (cgroup_dir.get() < 0) throw ErrnoError(env, errno, "open", cgroup);
+  if (info.Length() != 1) ThrowArgumentError(env, where, "options", "an object", info[0]);
+  SpawnRequest request = ReadSpawnRequest(env, info[0], where);
+  SpawnOutcome outcome;
+  SpawnFailure failure{0, "", ""};
+  // The reaper's report of the child comes later, in a turn of its own, so the caller has the
+  // result first.
+  bool ok;
+  {
+    std::lock_guard<std::mutex> stack(g_spawn_child_stack_mutex);
+    ok = TrySpawn(request, g_spawn_child_stack, outcome, failure, nullptr);
   }
+  if (!ok) throw ToError(env, failure);
+  return OutcomeToJs(env, outcome);
+}
 
-  Fd stdin_read, stdin_write, out_read, out_write, err_read, err_write;
-  if (ctty >= 0) {
-    // The terminal is all three; the caller reads and writes its master.
-  } else if (stdin_mode == "pipe") {
-    MakePipe(env, stdin_read, stdin_write);
-  } else {
-    stdin_read.Reset(open("/dev/null", O_RDONLY | O_CLOEXEC));
-    if (stdin_read.get() < 0) throw ErrnoError(env, errno, "open", "/dev/null");
+// spawnAsync(options, callback): spawn's work on a spawner thread, so this thread goes on while
+// the child execs; callback(error) or callback(null, result) on this thread, with what spawn
+// throws or returns, before the reaper's report of that child. Throws (and never calls back) for
+// options spawn would refuse, or when no spawner thread can be started.
+Napi::Value SpawnAsync(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const char* where = "spawnAsync(options, callback)";
+  SpawnRequest request = ReadSpawnRequest(env, info[0], where);
+  Napi::Function callback = FunctionArg(info, 1, where, "callback");
+  auto* task = new SpawnTask(std::move(request), callback);
+  try {
+    Submit(task);
+  } catch (const SpawnFailure& failure) {
+    delete task;
+    throw ToError(env, failure);
   }
-  if (ctty < 0) {
-    MakePipe(env, out_read, out_write);
-    GrowPipe(out_read.get());
-  }
-  if (ctty < 0 && !merge) {
-    MakePipe(env, err_read, err_write);
-    GrowPipe(err_read.get());
-  }
-
-  struct rlimit nofile{};
-  if (getrlimit(RLIMIT_NOFILE, &nofile) != 0) throw ErrnoError(env, errno, "getrlimit");
-  ChildPlan plan{};
-  plan.shell = shell.c_str();
-  plan.cwd = cwd.c_str();
-  plan.argv = argv.data();
-  plan.envp = envp.data();
-  plan.stdin_fd = ctty >= 0 ? ctty : stdin_read.get();
-  plan.stdout_fd = ctty >= 0 ? ctty : out_write.get();
-  plan.stderr_fd = ctty >= 0 ? ctty : merge ? out_write.get() : err_write.get();
-  plan.ctty_fd = ctty;
-  plan.max_fd = nofile.rlim_cur > 65536 || nofile.rlim_cur == RLIM_INFINITY ? 65536 : static_cast<int>(nofile.rlim_cur);
-
-  Spawned spawned;
-  const char* method = "clone3";
-  if (force_fork || !kHaveCloneWithStack || g_clone3_unavailable || !SpawnVfork(env, plan, cgroup_dir.get(), token, spawned)) {
-    method = "fork";
-    SpawnFork(env, plan, cgroup, token, spawned);
-  }
-  NotifyChildSpawned();
-
-  // The child's copies are what keep the pipes open now.
-  stdin_read.Reset();
-  out_write.Reset();
-  err_write.Reset();
-
-  Napi::Object result = Napi::Object::New(env);
-  result.Set("pid", Napi::Number::New(env, spawned.pid));
-  result.Set("pidfd", Napi::Number::New(env, spawned.pidfd.get()));
-  result.Set("stdin", Napi::Number::New(env, stdin_write.get()));
-  result.Set("stdout", Napi::Number::New(env, out_read.get()));
-  result.Set("stderr", Napi::Number::New(env, err_read.get()));
-  result.Set("method", Napi::String::New(env, method));
-  // Read here rather than by the caller: these are most of what a spawn costs after the exec, in
-  // a few system calls instead of a JavaScript file read and three stats.
-  std::string start = ChildStartTime(spawned.pid, spawned.pidfd.get());
-  result.Set("start", start.empty() ? env.Null() : Napi::String::New(env, start));
-  Napi::Array pipes = Napi::Array::New(env);
-  for (int fd : {stdin_write.get(), out_read.get(), merge ? -1 : err_read.get()}) {
-    double inode = PipeInode(fd);
-    if (inode >= 0) pipes.Set(pipes.Length(), Napi::Number::New(env, inode));
-  }
-  result.Set("pipes", pipes);
-  // Only now are the descriptors the caller's.
-  spawned.pidfd.release();
-  stdin_write.release();
-  out_read.release();
-  err_read.release();
-  return result;
+  return env.Undefined();
 }
 
 }  // namespace heph

@@ -7,5 +7,6 @@
 namespace heph {
 
 Napi::Value Spawn(const Napi::CallbackInfo& info);
+Napi::Value SpawnAsync(const Napi::CallbackInfo& info);
 
 }  // namespace heph

@@ -31,8 +31,7 @@ native.startReaper((child) => {
     if (job) job.leaderReaped(child.code, child.signal);
     else leaderGone(child.token);
   }
-  // Any reap may be the last process (or zombie) some job was waiting for.
-  for (const job of state.jobs.values()) if (job.exit && !job.cleanedUp) job.poke();
+  state.pokeEndedJobs();
 });
 
 const channel: SupervisorChannel = new SupervisorChannel(

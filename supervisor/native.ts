@@ -67,6 +67,12 @@ export interface NativeAddon {
   setChildSubreaper(): void;
   isChildSubreaper(): boolean;
   spawn(options: NativeSpawnOptions): NativeSpawnResult;
+  /**
+   * spawn's work on one of the addon's spawner threads (this thread goes on while the child
+   * execs); `callback` runs on this thread with spawn's error or result, before the reaper's report
+   * of that child. Throws (and never calls back) for options spawn would refuse.
+   */
+  spawnAsync(options: NativeSpawnOptions, callback: (error: Error | null, result?: NativeSpawnResult) => void): void;
   /** A pseudo-terminal pair, both ends close-on-exec and O_NOCTTY, the master non-blocking, with
    * this window size, echo on or off, and no "\n" to "\r\n" translation. */
   openPty(columns: number, rows: number, echo: boolean): { master: number; slave: number };

@@ -48,4 +48,14 @@ export class SupervisorState {
     if (!job) throw new JobNotFoundError(id, [...this.jobs.keys()]);
     return job;
   }
+
+  /**
+   * Has every job whose leader has exited look again whether it is done: after a reap (it may have
+   * been the last process or zombie some job waited for), and after a spawn on a spawner thread
+   * failed (its child was a zombie for a moment, which a look may have seen, and that spawn reaped
+   * it itself: no reap will be reported).
+   */
+  pokeEndedJobs(): void {
+    for (const job of this.jobs.values()) if (job.exit && !job.cleanedUp) job.poke();
+  }
 }

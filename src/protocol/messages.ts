@@ -29,6 +29,8 @@ import {
 import type { JobStats } from './stats.js';
 
 export const CONTAINMENT_CHOICES = ['auto', 'cgroup', 'process-group'] as const;
+/** Where the supervisor spawns a job's leader (supervisor/jobs/leader-spawn.ts); `auto` picks per spawn. */
+export const SPAWN_PLACEMENTS = ['auto', 'inline', 'threads'] as const;
 export const SIGNAL_NAMES = ['INT', 'TERM', 'KILL'] as const;
 export const LOCK_MODES = ['exclusive', 'shared'] as const;
 /**
@@ -40,6 +42,7 @@ export const VAULT_MODES = ['none', 'create', 'inherit'] as const;
 
 export type ContainmentChoice = (typeof CONTAINMENT_CHOICES)[number];
 export type ContainmentMode = Exclude<ContainmentChoice, 'auto'>;
+export type SpawnPlacement = (typeof SPAWN_PLACEMENTS)[number];
 export type SignalName = (typeof SIGNAL_NAMES)[number];
 export type VaultMode = (typeof VAULT_MODES)[number];
 
@@ -51,6 +54,8 @@ const supervisorConfig = object({
   cgroupParent: nullable(string()),
   /** Use the fork path instead of clone3 (tests of that path). */
   forceFork: boolean(),
+  /** Where leaders are spawned (tests of each path); absent: `auto`. */
+  spawnOn: optional(oneOf(SPAWN_PLACEMENTS)),
   killGraceMs: integer(0),
   /** How long output is still drained after a job's processes are gone. */
   drainMs: integer(0),
@@ -316,7 +321,7 @@ export interface Replies {
   unlock: null;
   'cleanup-lost': null;
   /** codeCache: how the supervisor bundle was compiled (supervisor/code-cache.ts). */
-  diagnostics: { moduleLoadList: string[]; codeCache: 'accepted' | 'rejected' | 'none' };
+  diagnostics: { moduleLoadList: string[]; codeCache: 'accepted' | 'rejected' | 'none'; spawnsOnThreads: number };
   ping: { pid: number };
   shutdown: null;
 }

@@ -439,6 +439,7 @@ export class JobRuntime {
       cgroupParent: o.cgroupParent,
       lockDir: o.lockDir,
       forceFork: o.forceFork,
+      spawnOn: o.spawnOn,
       killGraceMs: o.killGraceMs,
       drainMs: DRAIN_MS,
       output: { maxLines: o.outputLines, maxLineBytes: o.lineBytes, maxBytes: o.outputBytes, headLines: OUTPUT_HEAD_LINES },

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { MAX_FRAME_BYTES } from '../protocol/codec.js';
 import { checkInteger, describeValue } from '../protocol/describe.js';
-import type { ContainmentChoice } from '../protocol/messages.js';
+import { CONTAINMENT_CHOICES, SPAWN_PLACEMENTS, type ContainmentChoice, type SpawnPlacement } from '../protocol/messages.js';
 
 /** The settle window: long enough for "command not found" to come back, short enough not to notice. */
 export const SETTLE_MS = 300;
@@ -84,6 +84,9 @@ export interface JobRuntimeOptions {
   cgroupParent?: string;
   /** Spawn with fork + cgroup.procs instead of clone3. Default: false. */
   forceFork?: boolean;
+  /** Where the supervisor spawns a job's leader: `auto` (default: on its spawner threads when
+   * spawns come in quick succession, else inline), `inline` or `threads` (tests of each path). */
+  spawnOn?: SpawnPlacement;
   /** Milliseconds `background` waits before answering. Default: 300. */
   settleMs?: number;
   /** Jobs running at once. Default: 8. */
@@ -117,6 +120,7 @@ export interface NormalizedOptions {
   containment: ContainmentChoice;
   cgroupParent: string | null;
   forceFork: boolean;
+  spawnOn: SpawnPlacement;
   settleMs: number;
   maxJobs: number;
   keepFinished: number;
@@ -130,12 +134,20 @@ export interface NormalizedOptions {
   maxReadBytes: number;
 }
 
-const CONTAINMENT_CHOICES: readonly ContainmentChoice[] = ['auto', 'cgroup', 'process-group'];
 const SUPERVISOR_STARTS: readonly SupervisorStart[] = ['eager', 'lazy'];
 
 /** `fallback` when the option is left out, else `value` checked (TypeError if not a number, RangeError if fractional or out of range). */
 export function integerOption(name: string, value: unknown, fallback: number, min: number, max: number): number {
   return value === undefined ? fallback : checkInteger(`option ${name}`, value, min, max);
+}
+
+/** One of `choices`, or `fallback` when the option is absent; else a RangeError naming them. */
+function choiceOption<T extends string>(name: string, value: unknown, choices: readonly T[], fallback: T): T {
+  if (value === undefined) return fallback;
+  if (!(choices as readonly unknown[]).includes(value)) {
+    throw new RangeError(`option ${name} must be one of ${choices.join(', ')}; received ${describeValue(value)}`);
+  }
+  return value as T;
 }
 
 function stringOption(name: string, value: unknown, fallback: string): string {
@@ -150,14 +162,9 @@ export function normalizeOptions(options: JobRuntimeOptions = {}): NormalizedOpt
   if (typeof options !== 'object' || options === null) {
     throw new TypeError(`JobRuntime options must be an object; received ${describeValue(options)}`);
   }
-  const containment = options.containment ?? (process.env.HEPH_JOBS_CONTAINMENT as ContainmentChoice | undefined) ?? 'auto';
-  if (!CONTAINMENT_CHOICES.includes(containment)) {
-    throw new RangeError(`option containment must be one of ${CONTAINMENT_CHOICES.join(', ')}; received ${describeValue(containment)}`);
-  }
-  const startSupervisor = options.startSupervisor ?? 'lazy';
-  if (!SUPERVISOR_STARTS.includes(startSupervisor)) {
-    throw new RangeError(`option startSupervisor must be one of ${SUPERVISOR_STARTS.join(', ')}; received ${describeValue(startSupervisor)}`);
-  }
+  const containment = choiceOption('containment', options.containment ?? process.env.HEPH_JOBS_CONTAINMENT, CONTAINMENT_CHOICES, 'auto');
+  const startSupervisor = choiceOption('startSupervisor', options.startSupervisor, SUPERVISOR_STARTS, 'lazy');
+  const spawnOn = choiceOption('spawnOn', options.spawnOn, SPAWN_PLACEMENTS, 'auto');
   const outputLines = integerOption('outputLines', options.outputLines, OUTPUT_MAX_LINES, 1, MAX_OUTPUT_LINES);
   const lineBytes = integerOption('lineBytes', options.lineBytes, OUTPUT_MAX_LINE_BYTES, 16, MAX_LINE_BYTES);
   return {
@@ -167,6 +174,7 @@ export function normalizeOptions(options: JobRuntimeOptions = {}): NormalizedOpt
     containment,
     cgroupParent: options.cgroupParent === undefined ? null : stringOption('cgroupParent', options.cgroupParent, ''),
     forceFork: options.forceFork === true,
+    spawnOn,
     settleMs: integerOption('settleMs', options.settleMs, SETTLE_MS, 0, 60_000),
     maxJobs: integerOption('maxJobs', options.maxJobs, MAX_JOBS, 1, 1024),
     keepFinished: integerOption('keepFinished', options.keepFinished, KEEP_FINISHED, 0, 10_000),

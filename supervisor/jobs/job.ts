@@ -16,6 +16,7 @@ import type { WaitableJob } from '../requests/read-wait.js';
 import { jobMarker } from '../names.js';
 import { PortProbe } from '../platform/ports.js';
 import { stopAbandoned } from './abandon.js';
+import { spawnLeader } from './leader-spawn.js';
 import { injectFault } from './faults.js';
 import { hasZombieChildren } from './zombies.js';
 import { pipeInput, terminalInput, type JobInput } from './job-input.js';
@@ -181,61 +182,87 @@ export class SupervisedJob implements WaitableJob {
   }
 
   /**
-   * Spawns the leader and sets the job up. Throws SpawnError, and nothing is left behind: when
-   * the spawn fails, the cgroup is removed; when a later step fails, the leader and all it started
-   * are killed and reaped first, and every descriptor is closed. `env` is the job's environment as
-   * the spawn's fields give it (supervisor/jobs/environment.ts).
+   * Spawns the leader and sets the job up; `register` is given the job as soon as it exists, in
+   * the same turn as the spawn's result, so that the reaper's report of the leader finds it.
+   * Rejects with SpawnError, and nothing is left behind: when the spawn fails, the cgroup is
+   * removed; when a later step fails, the leader and all it started are killed and reaped first,
+   * and every descriptor is closed. `env` is the job's environment as the spawn's fields give it
+   * (supervisor/jobs/environment.ts).
    */
-  static async start(params: SpawnParams, env: readonly string[], strategy: ContainmentStrategy, config: SupervisorConfig, hooks: JobHooks): Promise<SupervisedJob> {
+  static start(
+    params: SpawnParams,
+    env: readonly string[],
+    strategy: ContainmentStrategy,
+    config: SupervisorConfig,
+    hooks: JobHooks,
+    register: (job: SupervisedJob) => void,
+  ): Promise<SupervisedJob> {
     const cgroup = strategy.prepare(params.job);
-    let spawned;
     let terminal: Terminal | null = null;
-    try {
-      terminal = params.tty === true ? openTerminal() : null;
-      spawned = native.spawn({
-        shell: params.shell,
-        command: params.command,
-        cwd: params.cwd,
-        env: [...(terminal ? terminalEnv(env) : env), jobMarker(params.job)],
-        cgroup,
-        stdin: params.stdin ? 'pipe' : 'null',
-        merge: params.merge,
-        token: params.job + 1,
-        forceFork: config.forceFork,
-        ...(terminal ? { ctty: terminal.slave } : {}),
-      });
-    } catch (error) {
+    const spawnFailed = (error: unknown): SpawnError => {
       if (terminal) {
         native.closeFd(terminal.master);
         native.closeFd(terminal.slave);
       }
       if (cgroup) native.cgroupRemove(cgroup);
-      throw new SpawnError(describeSpawnFailure(error, params), { cause: error, details: nativeDetails(error) });
-    }
-    const reply: SpawnReply = {
-      pid: spawned.pid,
-      start: spawned.start,
-      pipes: spawned.pipes,
-      cgroup,
-      method: spawned.method,
-      startedAt: Date.now(),
+      return new SpawnError(describeSpawnFailure(error, params), { cause: error, details: nativeDetails(error) });
     };
-    const job = new SupervisedJob(params, strategy, config, hooks, reply, spawned, terminal);
-    try {
-      job.setUp(spawned, terminal);
-    } catch (error) {
-      // Before any await: the reaper's report of the leader must find the discard listening.
-      await job.discard();
-      throw new SpawnError(`the job started but could not be set up, so it was stopped: ${(error as Error).message}`, {
-        cause: error,
-        details: nativeDetails(error),
+    return new Promise((resolve, reject) => {
+      let options;
+      try {
+        terminal = params.tty === true ? openTerminal() : null;
+        options = {
+          shell: params.shell,
+          command: params.command,
+          cwd: params.cwd,
+          env: [...(terminal ? terminalEnv(env) : env), jobMarker(params.job)],
+          cgroup,
+          stdin: params.stdin ? ('pipe' as const) : ('null' as const),
+          merge: params.merge,
+          token: params.job + 1,
+          forceFork: config.forceFork,
+          ...(terminal ? { ctty: terminal.slave } : {}),
+        };
+      } catch (error) {
+        reject(spawnFailed(error));
+        return;
+      }
+      spawnLeader(options, config.spawnOn ?? 'auto', (error, spawned) => {
+        if (error || !spawned) {
+          reject(spawnFailed(error));
+          return;
+        }
+        const reply: SpawnReply = {
+          pid: spawned.pid,
+          start: spawned.start,
+          pipes: spawned.pipes,
+          cgroup,
+          method: spawned.method,
+          startedAt: Date.now(),
+        };
+        const job = new SupervisedJob(params, strategy, config, hooks, reply, spawned, terminal);
+        try {
+          job.setUp(spawned, terminal);
+        } catch (setUpError) {
+          // In this turn: the reaper's report of the leader must find the discard listening.
+          const failure = new SpawnError(`the job started but could not be set up, so it was stopped: ${(setUpError as Error).message}`, {
+            cause: setUpError,
+            details: nativeDetails(setUpError),
+          });
+          job.discard().then(
+            () => reject(failure),
+            () => reject(failure),
+          );
+          return;
+        }
+        register(job);
+        setImmediate(() => {
+          job.wrapOutputs();
+          strategy.prepareNext();
+        });
+        resolve(job);
       });
-    }
-    setImmediate(() => {
-      job.wrapOutputs();
-      strategy.prepareNext();
     });
-    return job;
   }
 
   /** What the job is now; `withStats` adds its resources (a /proc and cgroup read). */

@@ -17,12 +17,17 @@ export function jobHandlers(context: RequestContext): Handlers<'environment' | '
     spawn: async ({ params }) => {
       const { strategy, config } = state.started();
       const env = state.environment.of(params);
-      const job = await SupervisedJob.start(params, env, strategy, config, {
-        onExited: (exited) => ends.exited(exited.id, exited.exit!),
-        onDone: (finished) => ends.cleanedUp(finished.id),
-      });
-      state.jobs.set(job.id, job);
-      return job.reply;
+      const hooks = {
+        onExited: (exited: SupervisedJob) => ends.exited(exited.id, exited.exit!),
+        onDone: (finished: SupervisedJob) => ends.cleanedUp(finished.id),
+      };
+      try {
+        const job = await SupervisedJob.start(params, env, strategy, config, hooks, (started) => state.jobs.set(started.id, started));
+        return job.reply;
+      } catch (error) {
+        state.pokeEndedJobs();
+        throw error;
+      }
     },
     kill: async ({ params }) => {
       const { read, ...kill } = params;

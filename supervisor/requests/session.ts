@@ -2,6 +2,7 @@
  * Requests about the supervisor itself: hello (sets up containment and locks), ping,
  * diagnostics, shutdown, and cleanup-lost (stop what a dead supervisor left behind).
  */
+import { spawnsOnThreads } from '../jobs/leader-spawn.js';
 import { ProtocolError } from '../../src/protocol/errors.js';
 import { cgroupParentOf, chooseContainment } from '../containment/index.js';
 import { KernelLocks } from '../locks/kernel-locks.js';
@@ -59,7 +60,11 @@ export function sessionHandlers(context: RequestContext): Handlers<'hello' | 'pi
     },
     ping: () => ({ pid: process.pid }),
     // Node's internal list of loaded modules and bindings: tests prove child_process never is.
-    diagnostics: () => ({ moduleLoadList: (process as unknown as { moduleLoadList?: string[] }).moduleLoadList ?? [], codeCache: codeCacheState() }),
+    diagnostics: () => ({
+      moduleLoadList: (process as unknown as { moduleLoadList?: string[] }).moduleLoadList ?? [],
+      codeCache: codeCacheState(),
+      spawnsOnThreads: spawnsOnThreads(),
+    }),
     shutdown: () => {
       context.shutdown();
       return null;

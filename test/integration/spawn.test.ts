@@ -5,7 +5,9 @@
  * when its first command runs (no blocked or ignored signal, fds 0-2 only, its own session and
  * process group, its cgroup), how a start that fails before or at execve is reported (the failing
  * step, the errno, the path), and that nothing is left behind: no descriptor, no child, no reaper
- * report, no change to the caller's signal mask.
+ * report, no change to the caller's signal mask. Each path both inline (`spawn`: this thread
+ * sleeps until the child has exec'd) and on the addon's spawner threads (`spawnAsync`), where
+ * several spawns run at once and each result comes back before the reaper's report of its child.
  *
  * Runs in the test worker, which has no children of its own: the addon's reaper is started here so
  * the jobs spawned are reaped and reported as in the supervisor (as test/unit/native-guards does).
@@ -43,10 +45,18 @@ function closeAll(result: NativeSpawnResult): void {
   for (const fd of [result.pidfd, result.stdin, result.stdout, result.stderr]) if (fd >= 0) native.closeFd(fd);
 }
 
+type Via = 'inline' | 'thread';
+
+/** A spawn inline (spawn) or on a spawner thread (spawnAsync); rejects with what spawn throws. */
+function spawnVia(spawnOptions: NativeSpawnOptions, via: Via): Promise<NativeSpawnResult> {
+  if (via === 'inline') return new Promise((resolve) => resolve(native.spawn(spawnOptions)));
+  return new Promise((resolve, reject) => native.spawnAsync(spawnOptions, (error, result) => (error ? reject(error) : resolve(result!))));
+}
+
 /** Runs a command to its end; its output, exit report and spawn result. */
-async function run(overrides: Partial<NativeSpawnOptions>): Promise<{ output: string; exit: ReapedChild; result: NativeSpawnResult }> {
+async function run(overrides: Partial<NativeSpawnOptions>, via: Via = 'inline'): Promise<{ output: string; exit: ReapedChild; result: NativeSpawnResult }> {
   const spawnOptions = options(overrides);
-  const result = native.spawn(spawnOptions);
+  const result = await spawnVia(spawnOptions, via);
   try {
     const output = readToEnd(result.stdout);
     return { output, exit: await reaped(spawnOptions.token), result };
@@ -56,10 +66,10 @@ async function run(overrides: Partial<NativeSpawnOptions>): Promise<{ output: st
 }
 
 /** The error a spawn throws. */
-function spawnError(overrides: Partial<NativeSpawnOptions>): NodeJS.ErrnoException & { token: number } {
+async function spawnError(overrides: Partial<NativeSpawnOptions>, via: Via = 'inline'): Promise<NodeJS.ErrnoException & { token: number }> {
   const spawnOptions = options(overrides);
   try {
-    const result = native.spawn(spawnOptions);
+    const result = await spawnVia(spawnOptions, via);
     closeAll(result);
   } catch (error) {
     return Object.assign(error as NodeJS.ErrnoException, { token: spawnOptions.token });
@@ -113,12 +123,14 @@ afterAll(() => {
 // ---- the two paths --------------------------------------------------------------------------------
 
 describe.each([
-  { method: 'clone3', forceFork: false },
-  { method: 'fork', forceFork: true },
-] as const)('spawn through $method', ({ method, forceFork }) => {
+  { method: 'clone3', forceFork: false, via: 'inline' },
+  { method: 'fork', forceFork: true, via: 'inline' },
+  { method: 'clone3', forceFork: false, via: 'thread' },
+  { method: 'fork', forceFork: true, via: 'thread' },
+] as const)('spawn through $method ($via)', ({ method, forceFork, via }) => {
   it('starts the leader with no blocked or ignored signal, fds 0-2 only, in a session and process group of its own', async () => {
     // The worker ignores SIGPIPE (Node does) and is no session leader: none of that may carry over.
-    const { output, exit, result } = await run({ command: SELF_REPORT, forceFork });
+    const { output, exit, result } = await run({ command: SELF_REPORT, forceFork }, via);
     expect(result.method).toBe(method);
     expect(exit).toMatchObject({ code: 0, signal: 0 });
     const self = parseSelfReport(output);
@@ -127,7 +139,7 @@ describe.each([
 
   it.skipIf(cgroupRoot === null)('starts the leader inside the cgroup given', async () => {
     const dir = newCgroup();
-    const { output, result } = await run({ command: SELF_REPORT, cgroup: dir, forceFork });
+    const { output, result } = await run({ command: SELF_REPORT, cgroup: dir, forceFork }, via);
     expect(result.method).toBe(method);
     expect(parseSelfReport(output).cgroup).toBe(`0::${cgroupName(dir)}`);
     expect(native.cgroupRemove(dir)).toBe(true);
@@ -145,7 +157,7 @@ describe.each([
     ];
     const tokens: number[] = [];
     for (const { overrides, expected } of failures) {
-      const error = spawnError({ ...overrides, forceFork });
+      const error = await spawnError({ ...overrides, forceFork }, via);
       expect(error).toMatchObject(expected);
       expect(error.message).toMatch(new RegExp(`^${expected.syscall} failed: .+ \\(${expected.path}\\)$`));
       tokens.push(error.token);
@@ -153,14 +165,14 @@ describe.each([
     expect(openFdCount()).toBe(fdsBefore);
     expect(ourChildren()).toEqual(children);
     // The spawn reaped each failed child itself: a job run after them is reported, they never are.
-    const { exit } = await run({ command: 'exit 3', forceFork });
+    const { exit } = await run({ command: 'exit 3', forceFork }, via);
     expect(exit.code).toBe(3);
     expect(tokens.filter((token) => reports.has(token))).toEqual([]);
   });
 
-  it.skipIf(cgroupRoot === null)('a start into a cgroup that fails at chdir leaves the cgroup empty and removable', () => {
+  it.skipIf(cgroupRoot === null)('a start into a cgroup that fails at chdir leaves the cgroup empty and removable', async () => {
     const dir = newCgroup();
-    expect(spawnError({ cwd: '/nonexistent-heph-cwd', cgroup: dir, forceFork })).toMatchObject({ code: 'ENOENT', syscall: 'chdir' });
+    expect(await spawnError({ cwd: '/nonexistent-heph-cwd', cgroup: dir, forceFork }, via)).toMatchObject({ code: 'ENOENT', syscall: 'chdir' });
     expect(cgroupMembers(dir)).toEqual([]);
     expect(native.cgroupRemove(dir)).toBe(true);
   });
@@ -168,7 +180,7 @@ describe.each([
   it('reports the leader’s start time and the inodes of its pipes, as /proc and fstat see them', async () => {
     for (const [merge, stdin] of [[true, 'null'], [false, 'pipe']] as const) {
       const spawnOptions = options({ command: 'exec sleep 60', forceFork, merge, stdin });
-      const result = native.spawn(spawnOptions);
+      const result = await spawnVia(spawnOptions, via);
       try {
         expect(result.start).toBe(processStartTime(result.pid));
         // Negative control: another process's start time is another number.
@@ -188,17 +200,89 @@ describe.each([
     const fdsBefore = openFdCount();
     for (let i = 0; i < 300; i++) {
       if (i % 10 === 9) {
-        expect(spawnError({ cwd: '/nonexistent-heph-cwd', forceFork }).syscall).toBe('chdir');
+        expect((await spawnError({ cwd: '/nonexistent-heph-cwd', forceFork }, via)).syscall).toBe('chdir');
         continue;
       }
       const spawnOptions = options({ command: 'exec sleep 60', forceFork, merge: i % 2 === 0, stdin: i % 3 === 0 ? 'pipe' : 'null' });
-      const result = native.spawn(spawnOptions);
+      const result = await spawnVia(spawnOptions, via);
       native.pidfdSendSignal(result.pidfd, SIGKILL);
       expect(await reaped(spawnOptions.token)).toMatchObject({ code: null, signal: SIGKILL });
       closeAll(result);
     }
     expect(callerMask()).toBe(maskBeforeAnySpawn);
     expect(openFdCount()).toBe(fdsBefore);
+  });
+});
+
+// ---- spawns on the spawner threads --------------------------------------------------------------
+
+/** Which thread of ours the kernel lists each child under (/proc/self/task/TID/children). */
+function clonedBy(): Map<number, number> {
+  const byPid = new Map<number, number>();
+  for (const tid of fs.readdirSync('/proc/self/task').map(Number)) {
+    let text = '';
+    try {
+      text = fs.readFileSync(`/proc/self/task/${tid}/children`, 'latin1');
+    } catch {
+      continue; // a thread that ended meanwhile
+    }
+    for (const pid of text.split(' ').filter(Boolean).map(Number)) byPid.set(pid, tid);
+  }
+  return byPid;
+}
+
+describe('spawns on the spawner threads', () => {
+  it('give each result before the reaper reports its child, whose exit is its own, for leaders that exit at once', async () => {
+    const fdsBefore = openFdCount();
+    const quick = Array.from({ length: 60 }, (_, i) => options({ command: `exit ${i + 1}` }));
+    const reportedFirst: number[] = [];
+    const results = await Promise.all(
+      quick.map(
+        (spawnOptions) =>
+          new Promise<NativeSpawnResult>((resolve, reject) =>
+            native.spawnAsync(spawnOptions, (error, result) => {
+              // A report already here would have found no job in the supervisor.
+              if (reports.has(spawnOptions.token)) reportedFirst.push(spawnOptions.token);
+              if (error) reject(error);
+              else resolve(result!);
+            }),
+          ),
+      ),
+    );
+    const exits = await Promise.all(quick.map((spawnOptions) => reaped(spawnOptions.token)));
+    expect(reportedFirst).toEqual([]);
+    expect(exits.map((exit) => exit.code)).toEqual(quick.map((_, i) => i + 1));
+    expect(exits.map((exit) => exit.pid)).toEqual(results.map((result) => result.pid));
+    for (const result of results) closeAll(result);
+    expect(openFdCount()).toBe(fdsBefore);
+  });
+
+  it('run at once, on threads other than this one (the kernel lists each leader under the thread that cloned it)', async () => {
+    const spawnAll = (via: Via) => Promise.all(Array.from({ length: 40 }, () => options({ command: 'exec sleep 60' })).map(async (spawnOptions) => ({ spawnOptions, result: await spawnVia(spawnOptions, via) })));
+    const threadOf = async (via: Via) => {
+      const spawned = await spawnAll(via);
+      const byPid = clonedBy();
+      const threads = new Set(spawned.map(({ result }) => byPid.get(result.pid)));
+      for (const { spawnOptions, result } of spawned) {
+        native.pidfdSendSignal(result.pidfd, SIGKILL);
+        await reaped(spawnOptions.token);
+        closeAll(result);
+      }
+      return threads;
+    };
+    const onThreads = await threadOf('thread');
+    expect(onThreads.has(process.pid)).toBe(false);
+    expect(onThreads.has(undefined)).toBe(false);
+    expect(onThreads.size).toBeGreaterThanOrEqual(2);
+    // Negative control: inline, every leader is this thread's child.
+    expect([...(await threadOf('inline'))]).toEqual([process.pid]);
+  });
+
+  it('refuses bad options at once, with spawn\'s message, and never calls back', () => {
+    let called = false;
+    expect(() => native.spawnAsync({ ...options(), cwd: 5 } as unknown as NativeSpawnOptions, () => (called = true))).toThrow(/options\.cwd/);
+    expect(() => native.spawnAsync(options(), undefined as unknown as () => void)).toThrow(/callback/);
+    expect(called).toBe(false);
   });
 });
 
