@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import { constants as os } from 'node:os';
-import { native } from '../native.js';
+import { native, type NativeSpawnOptions, type NativeSpawnResult } from '../native.js';
 import { tty as ttyModule } from '../lazy-builtins.js';
 import { InvalidInputError, SpawnError } from '../../src/protocol/errors.js';
 import type { JobFacts, KillParams, SignalName, SpawnParams, SpawnReply, SupervisorConfig } from '../../src/protocol/messages.js';
@@ -51,6 +51,22 @@ const RELEASE_RETRY_MS = 2;
 
 /** Bound on one scan of new lines by a waiting read (it reads on from where it stopped). */
 const WAIT_SCAN_BYTES = 4 * 1024 * 1024;
+
+/** The native spawn's options for a job's leader (`terminal`: its controlling terminal, if any). */
+function leaderOptions(params: SpawnParams, env: readonly string[], cgroup: string | null, terminal: Terminal | null, config: SupervisorConfig): NativeSpawnOptions {
+  return {
+    shell: params.shell,
+    command: params.command,
+    cwd: params.cwd,
+    env: [...(terminal ? terminalEnv(env) : env), jobMarker(params.job)],
+    cgroup,
+    stdin: params.stdin ? 'pipe' : 'null',
+    merge: params.merge,
+    token: params.job + 1,
+    forceFork: config.forceFork,
+    ...(terminal ? { ctty: terminal.slave } : {}),
+  };
+}
 
 export class SupervisedJob implements WaitableJob {
   readonly id: number;
@@ -208,61 +224,52 @@ export class SupervisedJob implements WaitableJob {
       return new SpawnError(describeSpawnFailure(error, params), { cause: error, details: nativeDetails(error) });
     };
     return new Promise((resolve, reject) => {
-      let options;
+      let options: NativeSpawnOptions;
       try {
         terminal = params.tty === true ? openTerminal() : null;
-        options = {
-          shell: params.shell,
-          command: params.command,
-          cwd: params.cwd,
-          env: [...(terminal ? terminalEnv(env) : env), jobMarker(params.job)],
-          cgroup,
-          stdin: params.stdin ? ('pipe' as const) : ('null' as const),
-          merge: params.merge,
-          token: params.job + 1,
-          forceFork: config.forceFork,
-          ...(terminal ? { ctty: terminal.slave } : {}),
-        };
+        options = leaderOptions(params, env, cgroup, terminal, config);
       } catch (error) {
         reject(spawnFailed(error));
         return;
       }
       spawnLeader(options, config.spawnOn ?? 'auto', (error, spawned) => {
-        if (error || !spawned) {
-          reject(spawnFailed(error));
-          return;
-        }
-        const reply: SpawnReply = {
-          pid: spawned.pid,
-          start: spawned.start,
-          pipes: spawned.pipes,
-          cgroup,
-          method: spawned.method,
-          startedAt: Date.now(),
-        };
-        const job = new SupervisedJob(params, strategy, config, hooks, reply, spawned, terminal);
-        try {
-          job.setUp(spawned, terminal);
-        } catch (setUpError) {
-          // In this turn: the reaper's report of the leader must find the discard listening.
-          const failure = new SpawnError(`the job started but could not be set up, so it was stopped: ${(setUpError as Error).message}`, {
-            cause: setUpError,
-            details: nativeDetails(setUpError),
-          });
-          job.discard().then(
-            () => reject(failure),
-            () => reject(failure),
-          );
-          return;
-        }
-        register(job);
-        setImmediate(() => {
-          job.wrapOutputs();
-          strategy.prepareNext();
-        });
-        resolve(job);
+        if (error || !spawned) reject(spawnFailed(error));
+        else SupervisedJob.setUpSpawned(params, strategy, config, hooks, { spawned, cgroup, terminal }, register).then(resolve, reject);
       });
     });
+  }
+
+  /**
+   * The job of a leader just spawned. Up to `register` this runs in the turn of the spawn's
+   * result, before the reaper's report of the leader can come (a setup that fails has the discard
+   * listen for it in that turn too).
+   */
+  private static async setUpSpawned(
+    params: SpawnParams,
+    strategy: ContainmentStrategy,
+    config: SupervisorConfig,
+    hooks: JobHooks,
+    leader: { spawned: NativeSpawnResult; cgroup: string | null; terminal: Terminal | null },
+    register: (job: SupervisedJob) => void,
+  ): Promise<SupervisedJob> {
+    const { spawned, cgroup, terminal } = leader;
+    const reply: SpawnReply = { pid: spawned.pid, start: spawned.start, pipes: spawned.pipes, cgroup, method: spawned.method, startedAt: Date.now() };
+    const job = new SupervisedJob(params, strategy, config, hooks, reply, spawned, terminal);
+    try {
+      job.setUp(spawned, terminal);
+    } catch (error) {
+      await job.discard();
+      throw new SpawnError(`the job started but could not be set up, so it was stopped: ${(error as Error).message}`, {
+        cause: error,
+        details: nativeDetails(error),
+      });
+    }
+    register(job);
+    setImmediate(() => {
+      job.wrapOutputs();
+      strategy.prepareNext();
+    });
+    return job;
   }
 
   /** What the job is now; `withStats` adds its resources (a /proc and cgroup read). */
