@@ -153,16 +153,22 @@ describe.each(modeRows())('chaos (%s)', (mode, skip) => {
           const info = JSON.parse(line) as { supervisorPid: number; jobs: { pid: number }[] };
           crashed.host = { pid: child.pid!, supervisor: see(info.supervisorPid) };
           // Negative control: both oracles see the host's jobs while they run (their leaders hold
-          // the FIFO's write end as fd 9 and carry the marker), so their silence afterwards means something.
-          const marked = new Set(marker.survivors());
-          for (const job of info.jobs) {
-            let fd9 = '';
+          // the FIFO's write end as fd 9 and carry the marker), so their silence afterwards means
+          // something. A job is answered for once its shell has exec'd, which may be before that
+          // shell has run its first command (`exec 9>FIFO`): each is given a moment to get there.
+          const fd9Of = (pid: number) => {
             try {
-              fd9 = fs.readlinkSync(`/proc/${job.pid}/fd/9`);
+              return fs.readlinkSync(`/proc/${pid}/fd/9`);
             } catch {
-              // gone already: reported below
+              return ''; // not open yet, or gone: reported below
             }
-            if (fd9 !== oracle.fifo || !marked.has(job.pid)) controls.push(`host job ${job.pid}: fd 9 -> ${fd9 || 'none'}, marked ${marked.has(job.pid)}`);
+          };
+          const seen = (pid: number) => fd9Of(pid) === oracle.fifo && marker.survivors().includes(pid);
+          for (const job of info.jobs) {
+            await waitUntil(() => seen(job.pid), `host job ${job.pid} seen by both oracles`, 5000).catch(() => {
+              const state = fs.existsSync(`/proc/${job.pid}`) ? fs.readFileSync(`/proc/${job.pid}/stat`, 'latin1').split(') ')[1]?.[0] : 'gone';
+              controls.push(`host job ${job.pid} (state ${state}): fd 9 -> ${fd9Of(job.pid) || 'none'}, marked ${marker.survivors().includes(job.pid)}`);
+            });
           }
           // Its jobs run (the printer floods) for a random moment, then the runtime dies.
           await waitFor(runtime, () => false, Math.floor(prng(SEED ^ 0x5eed)() * 300));
