@@ -40,6 +40,28 @@ describe.each(modeRows())('spawn placement (%s)', (mode, skip) => {
     expect(processesWithEnv(tag)).toEqual([]);
   });
 
+  it.skipIf(skip)('on the threads, under a stream of spawns (800 jobs, 64 at a time): no leader is taken for another job\'s straggler', async () => {
+    // A leader cloned on a spawner thread holds a copy of the supervisor's descriptors until its
+    // execve (the other jobs' pipes among them): a cleanup that looked among the spawner threads'
+    // children for stragglers killed it now and then (3 of 1000 such jobs, "killed SIGKILL").
+    const runtime = await startRuntime(mode, { spawnOn: 'threads', maxJobs: 64, settleMs: 0, keepFinished: 1000 });
+    const events: string[] = [];
+    runtime.onJobEvent((event) => events.push(`${event.type}:${event.job}`));
+    const wrong: string[] = [];
+    let next = 0;
+    const worker = async () => {
+      while (next < 800) {
+        const code = next++ % 200;
+        const job = await runtime.background({ command: `exit ${code}` });
+        await waitFor(runtime, () => events.includes(`cleaned-up:${job.id}`), 20_000);
+        const final = await runtime.status(job.id);
+        if (final.state !== 'exited' || final.exitCode !== code) wrong.push(`job ${job.id}: ${final.header}`);
+      }
+    };
+    await Promise.all(Array.from({ length: 64 }, worker));
+    expect(wrong).toEqual([]);
+  });
+
   it.skipIf(skip)('auto: a lone spawn runs inline, one of a burst on the threads; inline: none on the threads', async () => {
     const auto = await startRuntime(mode, { settleMs: 0, maxJobs: 64 });
     await auto.background({ command: 'exit 0' });
