@@ -91,7 +91,14 @@ ReaperState& State() {
 
 void CallJs(Napi::Env env, Napi::Function callback, MainThreadEvent* data) {
   if (env != nullptr && callback != nullptr) {
-    data->Deliver(env, callback);
+    try {
+      data->Deliver(env, callback);
+    } catch (const Napi::Error& error) {
+      // A callback that threw (node-addon-api has taken the exception off the engine): it goes to
+      // JavaScript as uncaught (process 'uncaughtException'), and the queue goes on delivering. Left
+      // pending, Node only warns, and a later call into the addon finds it still pending.
+      napi_fatal_exception(env, error.Value());
+    }
     delete data;
   }
   // Else the environment is going away: an event may hold JavaScript references that can no
@@ -263,6 +270,19 @@ void RegisterChild(pid_t pid, double token, MainThreadEvent* event) {
 ChildTableHold::ChildTableHold() { Check(pthread_mutex_lock(&State().table_mutex)); }
 ChildTableHold::~ChildTableHold() { Check(pthread_mutex_unlock(&State().table_mutex)); }
 bool ChildTableHold::IsRegistered(pid_t pid) const { return State().tokens.count(pid) != 0; }
+
+// Holds of the queue (HoldQueue); only the JavaScript thread touches it.
+int g_queue_holds = 0;
+
+bool HoldQueue(Napi::Env env) {
+  if (!State().queue_open.load()) return false;
+  if (g_queue_holds++ == 0) State().report.Ref(env);
+  return true;
+}
+
+void ReleaseQueue(Napi::Env env) {
+  if (--g_queue_holds == 0) State().report.Unref(env);
+}
 
 bool PostInOrder(MainThreadEvent* event) {
   // The queue has no size limit, so this never waits.

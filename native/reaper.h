@@ -58,6 +58,12 @@ class ChildTableHold {
 // Wakes the reaper if it sleeps for lack of children.
 void NotifyChildSpawned();
 
+// While any is held, the queue keeps the JavaScript thread's event loop alive (as a pending libuv
+// request would): for an event JavaScript waits for, such as a spawn's result. On that thread.
+// HoldQueue is false, holding nothing, before startReaper has made the queue.
+bool HoldQueue(Napi::Env env);
+void ReleaseQueue(Napi::Env env);
+
 // Takes ownership of `event` and posts it. False (the event kept by the caller) once the queue is
 // closed, at exit.
 bool PostInOrder(MainThreadEvent* event);

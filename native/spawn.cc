@@ -611,6 +611,7 @@ class SpawnTask : public MainThreadEvent {
 
   void Deliver(Napi::Env env, Napi::Function) override {
     Napi::HandleScope scope(env);
+    ReleaseQueue(env);  // taken by SpawnAsync
     if (ok_) {
       Napi::Object result = OutcomeToJs(env, outcome_);
       callback_.Call({env.Null(), result});
@@ -733,11 +734,15 @@ Napi::Value SpawnAsync(const Napi::CallbackInfo& info) {
   const char* where = "spawnAsync(options, callback)";
   SpawnRequest request = ReadSpawnRequest(env, info[0], where);
   Napi::Function callback = FunctionArg(info, 1, where, "callback");
+  // A spawn under way keeps the event loop alive until its result is delivered, through the
+  // reaper's queue: there is none before startReaper.
+  if (!HoldQueue(env)) ThrowTypeError(env, "spawnAsync needs the reaper's queue: call startReaper first");
   auto* task = new SpawnTask(std::move(request), callback);
   try {
     Submit(task);
   } catch (const SpawnFailure& failure) {
     delete task;
+    ReleaseQueue(env);
     throw ToError(env, failure);
   }
   return env.Undefined();

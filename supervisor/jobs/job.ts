@@ -232,9 +232,15 @@ export class SupervisedJob implements WaitableJob {
         reject(spawnFailed(error));
         return;
       }
+      // Never throws: on a spawner thread's result this runs from the addon's queue, where an
+      // exception would have no caller to go to.
       spawnLeader(options, config.spawnOn ?? 'auto', (error, spawned) => {
-        if (error || !spawned) reject(spawnFailed(error));
-        else SupervisedJob.setUpSpawned(params, strategy, config, hooks, { spawned, cgroup, terminal }, register).then(resolve, reject);
+        try {
+          if (error || !spawned) reject(spawnFailed(error));
+          else SupervisedJob.setUpSpawned(params, strategy, config, hooks, { spawned, cgroup, terminal }, register).then(resolve, reject);
+        } catch (failure) {
+          reject(failure);
+        }
       });
     });
   }

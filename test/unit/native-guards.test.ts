@@ -379,3 +379,31 @@ describe('setNonBlocking: our end of a pipe, not the job’s', () => {
     for (const value of [...NOT_INTEGERS, -1, 2 ** 31]) expectGuard(() => native.setNonBlocking(value as number), 'fd');
   });
 });
+
+describe('a callback from the addon’s queue that throws', () => {
+  it('reaches uncaughtException, and the next spawn and its reap are still delivered (before startReaper spawnAsync refuses)', () => {
+    const nativeModule = pathToFileURL(path.resolve(import.meta.dirname, '../../dist/supervisor/native.js')).href;
+    const code = `const { native } = await import(${JSON.stringify(nativeModule)});
+const seen = [];
+process.on('uncaughtException', (error) => seen.push(error.message));
+const options = (token) => ({ shell: '/bin/sh', command: 'exit 7', cwd: '/', env: [], cgroup: null, stdin: 'null', merge: true, token, forceFork: false });
+let before = '';
+try { native.spawnAsync(options(9), () => {}); } catch (error) { before = error.message; }
+const reaped = new Map();
+native.startReaper((child) => reaped.set(child.token, child.code));
+native.spawnAsync(options(1), () => { throw new Error('thrown by the callback'); });
+await new Promise((resolve) => setTimeout(resolve, 200));
+const second = await new Promise((resolve, reject) => native.spawnAsync(options(2), (error, result) => (error ? reject(error) : resolve(result))));
+// The result's wait kept the process alive; the reaps are reported after the results.
+while (!reaped.has(2)) await new Promise((resolve) => setTimeout(resolve, 5));
+console.log(JSON.stringify({ before, seen, secondPid: second.pid > 0, codes: [reaped.get(1), reaped.get(2)] }));`;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', code], { encoding: 'utf8', timeout: 20_000 });
+    expect(run.status).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({
+      before: "spawnAsync needs the reaper's queue: call startReaper first",
+      seen: ['thrown by the callback'],
+      secondPid: true,
+      codes: [7, 7],
+    });
+  });
+});
