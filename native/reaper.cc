@@ -66,6 +66,7 @@ struct Reaped : MainThreadEvent {
 // and an addon that needs it does not load with the libstdc++ of RHEL 8/9, Debian 10/11 or
 // Ubuntu 20.04 (test/unit/native-symbols.test.ts holds the line).
 struct ReaperState {
+  ReaperState() { under_way.reserve(kMaxSpawnsUnderWay); }
   // The child table: `tokens` and `under_way`, written by spawns on several threads.
   pthread_mutex_t table_mutex = PTHREAD_MUTEX_INITIALIZER;
   pthread_cond_t spawn_ended = PTHREAD_COND_INITIALIZER;
@@ -74,7 +75,6 @@ struct ReaperState {
   // main thread at most: room is made once, so beginning one never allocates).
   std::vector<uint64_t> under_way;
   uint64_t spawns_begun = 0;
-  ReaperState() { under_way.reserve(kMaxSpawnsUnderWay); }
   pthread_mutex_t sleep_mutex = PTHREAD_MUTEX_INITIALIZER;
   pthread_cond_t have_children = PTHREAD_COND_INITIALIZER;
   bool spawned_since_echild = false;
@@ -105,15 +105,6 @@ void CallJs(Napi::Env env, Napi::Function callback, MainThreadEvent* data) {
   // longer be released, so it is left (the process is exiting).
 }
 
-// The child table's mutex, held for a scope.
-class TableLock {
- public:
-  TableLock() { Check(pthread_mutex_lock(&State().table_mutex)); }
-  ~TableLock() { Check(pthread_mutex_unlock(&State().table_mutex)); }
-  TableLock(const TableLock&) = delete;
-  TableLock& operator=(const TableLock&) = delete;
-};
-
 // The number of the oldest spawn under way; the largest number there is when none is.
 uint64_t OldestUnderWayLocked() {
   const auto& under_way = State().under_way;
@@ -140,7 +131,7 @@ void ReapLoop() {
     }
     pid_t pid = peek.si_pid;
     ReaperState& state = State();
-    TableLock table;
+    ChildTableHold table;
     // Only the spawns under way now can have cloned this child: later ones are not waited for,
     // so a steady stream of spawns cannot keep an orphan from being reaped.
     uint64_t begun = state.spawns_begun;
@@ -234,7 +225,7 @@ Napi::Value AdoptedChildren(const Napi::CallbackInfo& info) {
   if (!AppendThreadChildren(getpid(), children)) return env.Null();
   std::vector<pid_t> adopted;
   {
-    TableLock table;
+    ChildTableHold table;
     for (pid_t pid : children) {
       if (State().tokens.count(pid) == 0) adopted.push_back(pid);
     }
@@ -245,7 +236,7 @@ Napi::Value AdoptedChildren(const Napi::CallbackInfo& info) {
 }
 
 SpawnUnderWay::SpawnUnderWay() {
-  TableLock table;
+  ChildTableHold table;
   ReaperState& state = State();
   if (state.under_way.size() >= kMaxSpawnsUnderWay) std::abort();  // more threads spawn than there are
   number_ = ++state.spawns_begun;
@@ -253,14 +244,14 @@ SpawnUnderWay::SpawnUnderWay() {
 }
 
 SpawnUnderWay::~SpawnUnderWay() {
-  TableLock table;
+  ChildTableHold table;
   auto& under_way = State().under_way;
   under_way.erase(std::find(under_way.begin(), under_way.end(), number_));
   Check(pthread_cond_broadcast(&State().spawn_ended));
 }
 
 void RegisterChild(pid_t pid, double token, MainThreadEvent* event) {
-  TableLock table;
+  ChildTableHold table;
   State().tokens[pid] = token;
   if (event != nullptr && !PostInOrder(event)) {
     // The queue is closed: the process is exiting, and the event is left (see CallJs).
