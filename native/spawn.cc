@@ -470,11 +470,11 @@ SpawnRequest ReadSpawnRequest(Napi::Env env, Napi::Value value, const char* wher
 
 // The spawn itself, on any thread, under the caller's SpawnUnderWay, which registers the child
 // (RegisterOutcome) before that ends. Throws SpawnFailure, and then nothing is left behind.
-void RunSpawn(const SpawnRequest& request, ChildStack& stack, SpawnOutcome& out) {
+// The request is the caller's to give up: its environment becomes the child's envp in place.
+void RunSpawn(SpawnRequest& request, ChildStack& stack, SpawnOutcome& out) {
   std::vector<std::string> argv_strings{"sh", "-c", request.command};
   std::vector<char*> argv = CStringArray(argv_strings);
-  std::vector<std::string> env_strings = request.env;
-  std::vector<char*> envp = CStringArray(env_strings);
+  std::vector<char*> envp = CStringArray(request.env);
   bool has_cgroup = !request.cgroup.empty();
   int ctty = request.ctty;
 
@@ -577,7 +577,7 @@ void RegisterOutcome(const SpawnRequest& request, SpawnOutcome& out, MainThreadE
 
 // A whole spawn, under way from before the clone until its child is registered (and `result`, if
 // given, posted in that step); whatever it throws as a SpawnFailure (a failed allocation: ENOMEM).
-bool TrySpawn(const SpawnRequest& request, ChildStack& stack, SpawnOutcome& out, SpawnFailure& failure, MainThreadEvent* result) {
+bool TrySpawn(SpawnRequest& request, ChildStack& stack, SpawnOutcome& out, SpawnFailure& failure, MainThreadEvent* result) {
   try {
     SpawnUnderWay under_way;
     RunSpawn(request, stack, out);

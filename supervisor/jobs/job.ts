@@ -338,7 +338,7 @@ export class SupervisedJob implements WaitableJob {
   }
 
   /** job_kill: signal, grace, escalate, and resolve when the job is cleaned up. INT does not escalate. */
-  async kill(params: KillParams): Promise<JobFacts> {
+  async kill(params: Pick<KillParams, 'signal' | 'graceMs'>): Promise<void> {
     if (!this.cleanedUp) {
       if (params.signal === 'INT') {
         this.strategy.signalAll(this.identity, SIGNALS.INT);
@@ -348,7 +348,6 @@ export class SupervisedJob implements WaitableJob {
         await this.cleanup;
       }
     }
-    return this.facts();
   }
 
   /**

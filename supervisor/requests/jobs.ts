@@ -30,10 +30,11 @@ export function jobHandlers(context: RequestContext): Handlers<'environment' | '
       }
     },
     kill: async ({ params }) => {
-      const { read, ...kill } = params;
+      const { read } = params;
       const job = state.job(params.job);
-      const facts = await job.kill(kill);
-      return read ? { facts: job.facts(true), output: job.read({ tail: read.tail, maxBytes: read.maxBytes }) } : { facts };
+      await job.kill(params);
+      // The facts once, after the kill: with the stats when the answer is a report's.
+      return read ? { facts: job.facts(true), output: job.read({ tail: read.tail, maxBytes: read.maxBytes }) } : { facts: job.facts() };
     },
     read: async ({ params }) => {
       const { job: id, wait, filter, ...options } = params;
