@@ -100,9 +100,6 @@ const lostJob = object({
    * still names that process. */
   start: nullable(startTime),
   cgroup: nullable(string()),
-  /** Inodes of the job's pipes (from the spawn reply): a process that still holds one is the
-   * job's, even one that left its session and cleared its environment. */
-  pipes: array(integer(1)),
 });
 
 export const REQUESTS = {
@@ -262,8 +259,6 @@ export interface SpawnReply {
   pid: number;
   /** The leader's start time (null if it was reaped before it could be read). */
   start: string | null;
-  /** Inodes of the job's stdin/stdout/stderr pipes (every job process holds them unless it closes them). */
-  pipes: number[];
   cgroup: string | null;
   method: 'clone3' | 'fork';
   startedAt: number;

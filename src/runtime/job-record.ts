@@ -22,8 +22,6 @@ export interface JobRecord {
   pid: number | null;
   /** The leader's start time (with the pid, names it for good), from the spawn reply. */
   pidStart: string | null;
-  /** Inodes of the job's pipes, from the spawn reply: how a cleanup finds its processes. */
-  pipes: readonly number[];
   cgroup: string | null;
   exitCode: number | null;
   /** Name of the signal that ended the leader ("SIGTERM"), when killed. */
@@ -98,7 +96,6 @@ export function newJobRecord(id: number, input: RestartableInput): JobRecord {
     state: input.locks.length > 0 ? 'waiting' : 'starting',
     pid: null,
     pidStart: null,
-    pipes: [],
     cgroup: null,
     exitCode: null,
     signal: null,

@@ -211,7 +211,6 @@ export class JobRuntime {
       const reply = environment.sent ? (await Promise.all([environment.sent, spawned]))[1] : await spawned;
       record.pid = reply.pid;
       record.pidStart = reply.start;
-      record.pipes = reply.pipes;
       record.cgroup = reply.cgroup;
       record.startedAt = reply.startedAt;
       this.states.started(record);
@@ -472,7 +471,7 @@ export class JobRuntime {
     // leaders still running are ours to signal.
     const leftovers: LostJob[] = orphaned.map((record) => {
       const leader = record.endedAt === null || record.state === 'lost';
-      return { cgroup: record.cgroup, pid: leader ? record.pid : null, start: leader ? record.pidStart : null, pipes: [...record.pipes] };
+      return { cgroup: record.cgroup, pid: leader ? record.pid : null, start: leader ? record.pidStart : null };
     });
     void this.keeper.track(
       this.keeper

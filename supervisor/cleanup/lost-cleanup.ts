@@ -11,8 +11,8 @@
  * - its cgroup subtree only at `<our cgroup parent>/heph-jobs-<pid>-<start>`, a real directory
  *   owned by our uid (cgroup.kill on it reaches every cgroup below);
  * - processes of our uid, in our pid namespace, whose environment marker names that exact instance,
- *   or that hold one of the lost jobs' pipes (passed by the runtime, which got them from the spawn
- *   replies), and whatever descends from those;
+ *   and whatever descends from those (a pipe of a lost job proves nothing: anyone of our uid can
+ *   open `/proc/<pid>/fd/N`);
  * - a leader's process group only while a pidfd pins the leader and it is still the process with
  *   the start time its spawn reported.
  */
@@ -27,7 +27,7 @@ import { bootId, instanceAlive } from '../identity.js';
 import { native } from '../native.js';
 import { markerPrefix, subtreeName } from '../names.js';
 import { removeCgroupTree } from '../platform/cgroup.js';
-import { descendantsOf, environHasPrefix, holdsPipe, inOurPidNamespace, listProcesses, processOwner, type ProcEntry } from '../platform/procfs.js';
+import { descendantsOf, environHasPrefix, inOurPidNamespace, listProcesses, processOwner, type ProcEntry } from '../platform/procfs.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const SIGKILL = os.signals.SIGKILL;
@@ -42,16 +42,6 @@ export type { LostJob };
 export interface CleanupScope {
   cgroupParent: string | null;
 }
-
-/** What the dead instance left that a cleanup looks for besides its marker and subtree. */
-export interface LostLeftovers {
-  /** Leaders not yet reaped when it died, with their start times, and their cgroups. */
-  jobs: readonly LostJob[];
-  /** Inodes of the lost jobs' stdin/stdout/stderr pipes. */
-  pipes: readonly number[];
-}
-
-const NOTHING: LostLeftovers = { jobs: [], pipes: [] };
 
 /** Where instance `dead`'s subtree would be under our cgroup parent (null: we have none). */
 function expectedSubtree(dead: SupervisorIdentity, scope: CleanupScope): string | null {
@@ -98,42 +88,40 @@ export function judgeable(table: ProcEntry[], among: ProcEntry[] = table): ProcE
   return among.filter((entry) => !ancestors.has(entry.pid) && alive(entry) && processOwner(entry.pid) === uid && inOurPidNamespace(entry.pid));
 }
 
-/** The dead instance's processes now: marked with its name or holding its jobs' pipes, and their descendants. */
-function leftoverProcesses(dead: SupervisorIdentity, pipes: ReadonlySet<number>): ProcEntry[] {
+/** The dead instance's processes now: marked with its name, and their descendants. */
+function leftoverProcesses(dead: SupervisorIdentity): ProcEntry[] {
   const table = listProcesses();
   const candidates = judgeable(table);
   const prefix = markerPrefix(dead);
-  const roots = candidates
-    .filter((entry) => environHasPrefix(entry.pid, prefix) || (pipes.size > 0 && holdsPipe(entry.pid, pipes)))
-    .map((entry) => entry.pid);
+  const roots = candidates.filter((entry) => environHasPrefix(entry.pid, prefix)).map((entry) => entry.pid);
   const below = descendantsOf(roots, table);
   return candidates.filter((entry) => below.has(entry.pid));
 }
 
 /** One round: signals what is left; returns how many things were still there. */
-function stopOnce(dead: SupervisorIdentity, subtree: string | null, leftovers: LostLeftovers, pipes: ReadonlySet<number>): number {
+function stopOnce(dead: SupervisorIdentity, subtree: string | null, jobs: readonly LostJob[]): number {
   let left = 0;
   if (subtree !== null && native.cgroupPopulated(subtree)) {
     native.cgroupKill(subtree);
     left++;
   }
-  for (const job of leftovers.jobs) {
+  for (const job of jobs) {
     if (job.pid !== null && job.start !== null && signalGroupOf(job.pid, job.start, SIGKILL)) left++;
   }
-  return left + freezeThenKill(() => leftoverProcesses(dead, pipes));
+  return left + freezeThenKill(() => leftoverProcesses(dead));
 }
 
 /**
- * Kills every remaining process of dead instance `dead`'s jobs and removes its cgroup subtree.
+ * Kills every remaining process of dead instance `dead`'s jobs and removes its cgroup subtree;
+ * `jobs`: its leaders not yet reaped when it died (their process groups), as the runtime knew them.
  * Does nothing when `dead` is alive (or is another boot's: nothing of it can be left). Returns
  * whether it acted.
  */
-export async function cleanupLostSupervisor(dead: SupervisorIdentity, scope: CleanupScope, leftovers: LostLeftovers = NOTHING): Promise<boolean> {
+export async function cleanupLostSupervisor(dead: SupervisorIdentity, scope: CleanupScope, jobs: readonly LostJob[] = []): Promise<boolean> {
   if (dead.boot !== bootId() || instanceAlive(dead)) return false;
   const subtree = ownedSubtree(dead, scope);
-  const pipes = new Set(leftovers.pipes);
   const deadline = Date.now() + LOST_CLEANUP_DEADLINE_MS;
-  while (stopOnce(dead, subtree, leftovers, pipes) > 0 && Date.now() < deadline) await sleep(ROUND_PAUSE_MS);
+  while (stopOnce(dead, subtree, jobs) > 0 && Date.now() < deadline) await sleep(ROUND_PAUSE_MS);
   if (subtree === null) return true;
   while (Date.now() < deadline) {
     if (removeCgroupTree(subtree, native.cgroupRemove)) break;

@@ -12,12 +12,6 @@ export interface JobIdentity {
   /** `HEPH_JOB=<supervisor pid>-<its start time>:<job>` in every job process's environment. */
   marker: string;
   cgroup: string | null;
-  /** Inodes of the job's stdin/stdout/stderr pipes: a child of ours holding one is the job's. */
-  pipes: ReadonlySet<number>;
-  /** The job's terminal (`/dev/pts/N`) for a `tty: true` job: a child of ours holding it is the job's.
-   * The name is safe to match only while the supervisor holds the slave (until cleanup): a
-   * terminal's number is reused once its last holder is gone. */
-  terminal?: string;
   /** Set once the reaper has reaped the leader: from then on its pid may name another process. */
   leaderReaped?: boolean;
   /** A pidfd on the leader while we hold one: signals through it can never reach another process. */

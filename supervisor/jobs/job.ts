@@ -114,9 +114,7 @@ export class SupervisedJob implements WaitableJob {
       pid: reply.pid,
       marker: jobMarker(params.job),
       cgroup: reply.cgroup,
-      pipes: new Set(reply.pipes),
       pidfd: spawned.pidfd,
-      ...(terminal ? { terminal: terminal.path } : {}),
       ...(reply.cgroup ? { files: new KeptFiles(reply.cgroup) } : {}),
       memberFiles: new KeptMemberFiles(),
     };
@@ -259,7 +257,7 @@ export class SupervisedJob implements WaitableJob {
     register: (job: SupervisedJob) => void,
   ): Promise<SupervisedJob> {
     const { spawned, cgroup, terminal } = leader;
-    const reply: SpawnReply = { pid: spawned.pid, start: spawned.start, pipes: spawned.pipes, cgroup, method: spawned.method, startedAt: Date.now() };
+    const reply: SpawnReply = { pid: spawned.pid, start: spawned.start, cgroup, method: spawned.method, startedAt: Date.now() };
     const job = new SupervisedJob(params, strategy, config, hooks, reply, spawned, terminal);
     try {
       job.setUp(spawned, terminal);

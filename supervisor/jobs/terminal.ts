@@ -26,19 +26,10 @@ const TERMINAL_TYPE = 'TERM=dumb';
 export interface Terminal {
   master: number;
   slave: number;
-  /** The slave as the job's processes' descriptors show it (`/dev/pts/N`): who holds it is the job's. */
-  path: string;
 }
 
 export function openTerminal(): Terminal {
-  const pair = native.openPty(TERMINAL_COLUMNS, TERMINAL_ROWS, TERMINAL_ECHO);
-  try {
-    return { ...pair, path: fs.readlinkSync(`/proc/self/fd/${pair.slave}`) };
-  } catch (error) {
-    native.closeFd(pair.master);
-    native.closeFd(pair.slave);
-    throw error;
-  }
+  return native.openPty(TERMINAL_COLUMNS, TERMINAL_ROWS, TERMINAL_ECHO);
 }
 
 /** The job's environment on a terminal: `env` with TERM set to what the terminal is. */

@@ -246,33 +246,3 @@ export function inOurPidNamespace(pid: number): boolean {
     return false;
   }
 }
-
-/** Whether one of process `pid`'s descriptors is a pipe whose inode is in `inodes` (`pipe:[N]`). */
-export function holdsPipe(pid: number, inodes: ReadonlySet<number>): boolean {
-  return holdsDescriptor(pid, (target) => target.startsWith('pipe:[') && inodes.has(Number(target.slice(6, -1))));
-}
-
-/** Whether one of process `pid`'s descriptors is open on `file` (a terminal, `/dev/pts/N`). */
-export function holdsFile(pid: number, file: string): boolean {
-  return holdsDescriptor(pid, (target) => target === file);
-}
-
-/** Whether a descriptor of process `pid` links (`/proc/PID/fd/N`) to a target that `matches`. */
-function holdsDescriptor(pid: number, matches: (target: string) => boolean): boolean {
-  let fds: string[];
-  try {
-    fds = fs.readdirSync(`/proc/${pid}/fd`);
-  } catch {
-    return false;
-  }
-  for (const fd of fds) {
-    let target: string;
-    try {
-      target = fs.readlinkSync(`/proc/${pid}/fd/${fd}`);
-    } catch {
-      continue; // closed while we looked
-    }
-    if (matches(target)) return true;
-  }
-  return false;
-}

@@ -72,7 +72,7 @@ export function sessionHandlers(context: RequestContext): Handlers<'hello' | 'pi
     'cleanup-lost': async ({ supervisor, jobs }) => {
       const { scope } = state.started();
       checkLostPaths(supervisor, scope, jobs);
-      await cleanupLostSupervisor(supervisor, scope, { jobs, pipes: jobs.flatMap((job) => job.pipes) });
+      await cleanupLostSupervisor(supervisor, scope, jobs);
       return null;
     },
   };

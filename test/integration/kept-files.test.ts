@@ -74,7 +74,7 @@ describe('kept cgroup files', () => {
     const dir = makeCgroup(path.join(probe.parent, `heph-kept-test-${process.pid}`));
     const files = new KeptFiles(dir);
     kept.push(files);
-    const job: JobIdentity = { job: 0, pid: 0, marker: 'HEPH_JOB=test', cgroup: dir, pipes: new Set(), files };
+    const job: JobIdentity = { job: 0, pid: 0, marker: 'HEPH_JOB=test', cgroup: dir, files };
     const strategy = new CgroupStrategy(probe.parent, 'test');
 
     const first = await sleeperIn(dir);

@@ -176,7 +176,7 @@ afterEach(async () => {
 // Fake strategies
 
 function identity(pid: number, cgroup: string | null = null): JobIdentity {
-  return { job: 0, pid, marker: 'HEPH_JOB=test', cgroup, pipes: new Set<number>() };
+  return { job: 0, pid, marker: 'HEPH_JOB=test', cgroup };
 }
 
 /** The live (non-zombie) processes of the tree rooted at `root`, from /proc. */

@@ -372,7 +372,7 @@ describe('cleanup-lost', () => {
     const job = (await bare.request({
       type: 'cleanup-lost',
       supervisor: dead,
-      jobs: [{ pid: null, start: null, cgroup: `/sys/fs/cgroup/heph-jobs-${dead.pid}-${dead.start}0/job-0`, pipes: [] }],
+      jobs: [{ pid: null, start: null, cgroup: `/sys/fs/cgroup/heph-jobs-${dead.pid}-${dead.start}0/job-0` }],
     })) as Reply;
     expect(job).toMatchObject({ ok: false, error: { code: 'ERR_PROTOCOL', message: expect.stringContaining(`heph-jobs-${dead.pid}-${dead.start}0`) } });
   });
