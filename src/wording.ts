@@ -988,7 +988,7 @@ export function containmentLimitations(containment: Containment): string[] {
   return [
     "Processes are attributed to a job by its session and process group, by descent, and by the job's environment " +
       'marker. One that leaves the session and clears its environment (e.g. `env -i setsid -f CMD`) escapes job_kill; ' +
-      'close() still kills it, but if the supervisor dies first it is reparented to init, where nothing tells it ' +
+      'so does one that writes a long process title over it. close() still kills it, but if the supervisor dies first it is reparented to init, where nothing tells it ' +
       'belonged to the job, and it survives.',
     'If the runtime and the supervisor die together (one SIGKILL for both, an OOM kill), no job is stopped at that ' +
       'moment: the next supervisor this user starts kills every process carrying their marker; ' +
