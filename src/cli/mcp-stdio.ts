@@ -12,6 +12,11 @@ import { MAX_MCP_MESSAGE_BYTES, MessageLines, type MessageId } from './mcp-lines
 import { errorReply, readMessage, type ErrorReply } from './mcp-messages.js';
 import { protocolError } from './mcp-wording.js';
 
+function cancelledId(params: unknown): MessageId {
+  const id = (params as { requestId?: unknown } | undefined)?.requestId;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
+}
+
 export class McpStdio implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
@@ -50,6 +55,8 @@ export class McpStdio implements Transport {
     }
     const { message } = read;
     if ('method' in message && 'id' in message) this.unanswered.add(message.id);
+    // The SDK never answers a request the client cancelled.
+    if ('method' in message && message.method === 'notifications/cancelled' && this.unanswered.delete(cancelledId(message.params))) this.changed();
     this.onmessage?.(message);
   }
 

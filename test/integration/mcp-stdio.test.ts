@@ -110,4 +110,18 @@ describe('heph-jobs mcp over raw stdio', () => {
     for (const id of [1, 2, 3, 4]) expect(raw.messages.find((message) => message.id === id), `${id}\n${raw.transcript()}`).toBeDefined();
     expect(await raw.exited).toEqual({ code: 0, signal: null });
   });
+
+  it('a request the client cancelled is not waited for when the session ends (the SDK never answers it)', async () => {
+    const raw = new RawMcp(MODE);
+    await raw.initialize();
+    raw.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'background', arguments: { command: 'exec sleep 60' } } });
+    await raw.answer(2);
+    raw.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'job_status', arguments: { id: 0, wait: 30 } } });
+    raw.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 3, reason: 'the user pressed Esc' } });
+    const ended = Date.now();
+    raw.endInput();
+    expect(await raw.exited).toEqual({ code: 0, signal: null });
+    expect(raw.stderr).not.toMatch(/still unanswered/);
+    expect(Date.now() - ended).toBeLessThan(8_000); // the end waits up to 10 s for a request it thinks is due
+  });
 });
