@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { ContainmentChoice } from '../protocol/messages.js';
+import { DEFAULT_TOKENLESS_WAIT_CAP_MS, DEFAULT_WAIT_CAP_MS, parseWaitCap, waitCapRule } from './mcp-time.js';
 
 export type Subcommand = 'shell' | 'watch' | 'mcp';
 
@@ -24,6 +25,10 @@ export interface CliOptions {
   yes: boolean;
   /** Milliseconds between two frames of `watch`. Default: 500. */
   intervalMs: number;
+  /** `mcp`: results carry structuredContent and tools their outputSchema. Default: false (the report text alone). */
+  structured: boolean;
+  /** `mcp`: the longest a call's wait runs, in ms. Default: $HEPH_JOBS_MCP_WAIT_CAP_MS, else 240 s with a progress token and 50 s without. */
+  waitCapMs?: number;
   /** `watch -- CMD...`: one command line per argument, started as jobs and watched. */
   commands: string[];
   help: boolean;
@@ -49,6 +54,9 @@ Options:
   --json                     one JSON object per line instead of report text (shell and watch)
   --yes, -y                  approve every action without asking (needed for level-2 commands when stdin is not a terminal)
   --interval MS              watch: milliseconds between frames (default: ${WATCH_INTERVAL_MS})
+  --structured               mcp: results also carry structuredContent, tools their outputSchema (default: the report text alone)
+  --wait-cap MS              mcp: longest a call's wait runs before it answers and names the call that waits on
+                             (default: $HEPH_JOBS_MCP_WAIT_CAP_MS, else ${DEFAULT_WAIT_CAP_MS} with a progress token, ${DEFAULT_TOKENLESS_WAIT_CAP_MS} without)
   --help, -h                 this text
   --version, -V              the version
 
@@ -73,6 +81,8 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
         json: { type: 'boolean' },
         yes: { type: 'boolean', short: 'y' },
         interval: { type: 'string' },
+        structured: { type: 'boolean' },
+        'wait-cap': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'V' },
       },
@@ -104,6 +114,7 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
     json: values.json === true,
     yes: values.yes === true,
     intervalMs: WATCH_INTERVAL_MS,
+    structured: values.structured === true,
     commands: after,
     help: values.help === true,
     version: values.version === true,
@@ -128,6 +139,13 @@ export function parseCliArgs(argv: readonly string[]): ParsedArgs {
     if (n === null || n < 50 || n > 60_000) return { ok: false, problem: `--interval must be a whole number of milliseconds from 50 to 60000; received ${JSON.stringify(values.interval)}` };
     options.intervalMs = n;
   }
+  if (typeof values['wait-cap'] === 'string') {
+    const capMs = parseWaitCap(values['wait-cap']);
+    if (capMs === null) return { ok: false, problem: `--wait-cap ${waitCapRule(values['wait-cap'])}` };
+    options.waitCapMs = capMs;
+  }
+  const mcpOnly = (['structured', 'wait-cap'] as const).find((name) => values[name] !== undefined);
+  if (mcpOnly !== undefined && subcommand !== 'mcp') return { ok: false, problem: `--${mcpOnly} is an option of the mcp subcommand: heph-jobs mcp --${mcpOnly}${mcpOnly === 'wait-cap' ? ' MS' : ''}` };
   return { ok: true, options };
 }
 

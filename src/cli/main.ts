@@ -10,6 +10,7 @@ import { createTools } from '../tools/index.js';
 import { USAGE, packageVersion, parseCliArgs, type CliOptions } from './args.js';
 import { endObject } from './json-output.js';
 import { serveMcp } from './mcp.js';
+import { waitCapFromEnv } from './mcp-time.js';
 import { Session, stoppedText, type SessionEnd } from './session.js';
 import { runShell } from './shell.js';
 import { paletteFor } from './colour.js';
@@ -42,6 +43,13 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`heph-jobs: --cwd ${options.cwd} is not a directory\n`);
     return EXIT_USAGE;
   }
+  // The flag wins over the variable; a bad variable is refused like a bad flag.
+  const envCap = options.subcommand === 'mcp' && options.waitCapMs === undefined ? waitCapFromEnv(process.env) : {};
+  if ('problem' in envCap) {
+    process.stderr.write(`heph-jobs: ${envCap.problem}\n`);
+    return EXIT_USAGE;
+  }
+  const waitCapMs = options.waitCapMs ?? envCap.capMs;
 
   const runtime = await JobRuntime.start({
     // A person or a model acts seconds after the session opens: the supervisor is ready by then.
@@ -64,7 +72,15 @@ async function main(argv: readonly string[]): Promise<number> {
 
   switch (options.subcommand) {
     case 'mcp':
-      await serveMcp({ session, input: process.stdin, output: process.stdout, log: (line) => process.stderr.write(`${line}\n`), version });
+      await serveMcp({
+        session,
+        input: process.stdin,
+        output: process.stdout,
+        log: (line) => process.stderr.write(`${line}\n`),
+        version,
+        structured: options.structured,
+        ...(waitCapMs === undefined ? {} : { waitCapMs }),
+      });
       return 0;
     case 'watch':
       return watch(session, options);

@@ -1,19 +1,15 @@
 /**
- * The MCP client's stdin, cut into messages (one JSON-RPC message per line) before the SDK's stdio
- * transport sees them. The SDK buffers a message whole and, past its 10 MiB cap, closes the
- * transport: the session, and every job with it, would end on one oversized message. Here a line
- * is kept only up to the limit; past it, its bytes are dropped as they arrive (only its first and
- * last few KiB are kept, to find the request's id), and when its end arrives the message is
- * reported as refused. Every other line reaches the SDK whole, one `data` event per line, so the
- * SDK's buffer never holds more than one message.
- *
- * `MessageLines` is what the SDK's transport reads as its stdin: it takes `data` and `error`
- * listeners and `pause()`, as the transport uses them.
+ * The MCP client's stdin, cut into messages (one JSON-RPC message per line) for the server's stdio
+ * transport (mcp-stdio.ts). A line is kept only up to the limit (a message held whole past it
+ * would let one call take the server's memory); past it, its bytes are dropped as they arrive
+ * (only its first and last few KiB are kept, to find the request's id), and when its end arrives
+ * the message is reported as refused. Every other line is handed on whole, one `data` event per
+ * line.
  */
 import { EventEmitter } from 'node:events';
 
-/** Longest message served: the SDK's own cap (STDIO_DEFAULT_MAX_BUFFER_SIZE), so whatever it
- * served before is served still. A job_input of 1 MiB needs at most 6 MiB of JSON. */
+/** Longest message served: the SDK's stdio transport's cap (STDIO_DEFAULT_MAX_BUFFER_SIZE). A
+ * job_input of 1 MiB needs at most 6 MiB of JSON. */
 export const MAX_MCP_MESSAGE_BYTES = 10 * 1024 * 1024;
 /** Bytes kept from each end of a refused message: enough for the envelope around the id. */
 const KEPT_BYTES = 4096;
@@ -68,7 +64,7 @@ export class MessageLines extends EventEmitter {
     input.on('error', (error: Error) => this.emit('error', error));
   }
 
-  /** The transport pauses its stdin when it closes. */
+  /** The transport stops reading its stdin when it closes. */
   pause(): this {
     this.input.pause();
     return this;

@@ -1,9 +1,12 @@
 /**
- * A tool's answer as MCP returns it: the report text as the one content block, and the same answer
- * as `structuredContent`, the report's facts as data, which each tool's `outputSchema` describes
- * (the SDK client checks one against the other). The output lines themselves are in `text`
- * only: a client that shows the model `structuredContent` alone still gives it every line, and
- * one that shows both does not pay for the lines twice.
+ * A tool's answer as MCP returns it: the report text as the one content block. With `structured`
+ * (`heph-jobs mcp --structured`), also the same answer as `structuredContent`, the report's facts
+ * as data, which each tool's `outputSchema` describes (the SDK client checks one against the
+ * other). Not by default: Claude Code and Codex hand their model `JSON.stringify(structuredContent)`
+ * instead of the text when there is one, every newline escaped, and a client refuses a result
+ * without it from a tool that declares an output schema. The output lines themselves are in
+ * `text` only. A nullable field is an `anyOf` of its type and null, which every schema dialect of
+ * the clients reads (a `type` array does not map onto Gemini's OpenAPI subset).
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { JobListReport, JobReport } from '../reports/report.js';
@@ -11,7 +14,9 @@ import type { ToolResult } from '../tools/index.js';
 
 type Schema = Record<string, unknown>;
 
-const nullable = (type: string): Schema => ({ type: [type, 'null'] });
+const NULL: Schema = { type: 'null' };
+const nullable = (type: string): Schema => ({ anyOf: [{ type }, NULL] });
+const nullableObject = (schema: Schema): Schema => ({ anyOf: [{ type: 'object', ...schema }, NULL] });
 
 /** A job's report as data: every field of JobReport but the output lines (those are in `text`). */
 const JOB_SCHEMA: Schema = {
@@ -29,22 +34,19 @@ const JOB_SCHEMA: Schema = {
     elapsedMs: { type: 'number' },
     cleanedUp: { type: 'boolean', description: 'Every process of the job is gone.' },
     reason: nullable('string'),
-    stats: {
-      type: ['object', 'null'],
+    stats: nullableObject({
       properties: {
         procs: { type: 'integer' },
         memoryBytes: nullable('number'),
         cpuSeconds: nullable('number'),
         ports: { type: 'array', items: { type: 'integer' }, description: 'TCP ports the job listens on.' },
       },
-    },
-    output: {
-      type: ['object', 'null'],
+    }),
+    output: nullableObject({
       description: 'Counts of the read shown in text: lines kept in all, and the line number a read with "since" goes on from.',
       properties: { totalLines: { type: 'integer' }, shownLines: { type: 'integer' }, next: { type: 'integer' } },
-    },
-    waited: {
-      type: ['object', 'null'],
+    }),
+    waited: nullableObject({
       properties: {
         kind: { type: 'string', enum: ['ended', 'matched', 'timed-out', 'listening'] },
         waitedMs: { type: 'number' },
@@ -53,7 +55,7 @@ const JOB_SCHEMA: Schema = {
         port: { type: 'integer' },
       },
       required: ['kind', 'waitedMs'],
-    },
+    }),
     wants: {
       type: 'array',
       description: 'The locks a waiting job waits for.',
@@ -106,14 +108,18 @@ function noticeLines(result: ToolResult): { notices?: string[] } {
   return { notices: notices.map((notice) => (typeof notice === 'string' ? notice : notice.text)) };
 }
 
-/** `result` as the MCP result: the text, and the same as structured content. */
-export function mcpResult(result: ToolResult): CallToolResult {
-  const structured = {
+/** `result` as the MCP result: the text, and with `structured` the same as structured content. */
+export function mcpResult(result: ToolResult, structured: boolean): CallToolResult {
+  const text: CallToolResult = { content: [{ type: 'text', text: result.text }], ...(result.isError ? { isError: true } : {}) };
+  return structured ? { ...text, structuredContent: structuredContent(result) } : text;
+}
+
+function structuredContent(result: ToolResult): Record<string, unknown> {
+  return {
     text: result.text,
     ...(result.job ? { job: jobData(result.job) } : {}),
     ...(result.list ? { list: listData(result.list) } : {}),
     ...(result.stopped ? { stopped: jobData(result.stopped) } : {}),
     ...noticeLines(result),
   };
-  return { content: [{ type: 'text', text: result.text }], structuredContent: structured, ...(result.isError ? { isError: true } : {}) };
 }

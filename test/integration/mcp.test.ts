@@ -26,8 +26,47 @@ describe.each(modeRows())('heph-jobs mcp (%s)', (mode, skip) => {
       expect(tool.description).toBe(expected[i]!.description);
       expect(tool.inputSchema).toEqual(expected[i]!.inputSchema);
       expect(tool.annotations?.readOnlyHint).toBe(expected[i]!.level === 0);
+      // Issue 24, item 1: by default the report text is the whole result, and no output schema is
+      // declared (an SDK client refuses a result without structuredContent when one is).
+      expect(tool.outputSchema).toBeUndefined();
     }
     expect(client.getServerVersion()).toMatchObject({ name: 'heph-jobs' });
+  });
+
+  it.skipIf(skip)('serves instructions that say what the tools are for and when to use them instead of the shell tool (issue 24, item 4)', async () => {
+    const { client } = await connect(mode);
+    const instructions = client.getInstructions() ?? '';
+    const { tools } = await client.listTools();
+    // A client that defers the tools (Claude Code's tool search) shows the model their names and this.
+    for (const tool of tools) expect(instructions).toContain(tool.name);
+    expect(instructions).toMatch(/instead of (?:the|your) shell tool/);
+    expect(instructions).toMatch(/dev server/);
+    expect(instructions).toMatch(/stopped when (?:this|the) session ends/);
+    expect(instructions.length).toBeLessThanOrEqual(600); // two or three lines of a terminal or a prompt
+  });
+
+  it.skipIf(skip)('a field a client adds to every tool (Gemini CLI\'s wait_for_previous) is taken off; a made-up field is still refused (issue 24, item 3)', async () => {
+    const oracle = new EofOracle();
+    try {
+      const { client } = await connect(mode);
+      const started = await client.callTool({ name: 'background', arguments: { command: `${oracle.prefix}echo up; exec sleep 60`, until: 'up', wait: 10, wait_for_previous: false } });
+      expect(started.isError, textOf(started)).toBeFalsy();
+      expect(textOf(started)).toMatch(/^job 0 running .*\n> up\n/);
+      const read = await client.callTool({ name: 'job_status', arguments: { id: 0, wait_for_previous: true } });
+      expect(read.isError, textOf(read)).toBeFalsy();
+      expect(textOf(read)).toMatch(/^job 0 running /);
+      // Negative control: a field no client adds is an unknown field, said as before, and nothing runs.
+      const madeUp = await client.callTool({ name: 'background', arguments: { command: 'echo never', wait_for_prev: true } });
+      expect(madeUp.isError).toBe(true);
+      expect(textOf(madeUp)).toMatch(/^background: bad input: unknown field "wait_for_prev" \(the accepted fields are "command", /);
+      const list = await client.callTool({ name: 'job_status', arguments: {} });
+      expect(textOf(list)).toMatch(/^job 0 running .*\n1 of 8 running$/);
+      const killed = await client.callTool({ name: 'job_kill', arguments: { id: 0, wait_for_previous: true } });
+      expect(textOf(killed)).toMatch(/^job 0 killed SIGTERM /);
+      await oracle.waitEof();
+    } finally {
+      oracle.dispose();
+    }
   });
 
   it.skipIf(skip)('starts a job, reads it, kills it; a refusal or a bad input is an isError result', async () => {
@@ -37,6 +76,7 @@ describe.each(modeRows())('heph-jobs mcp (%s)', (mode, skip) => {
       const command = `${oracle.prefix}echo hello; exec sleep 60`;
       const started = await client.callTool({ name: 'background', arguments: { command } });
       expect(started.isError).toBeFalsy();
+      expect(started.structuredContent).toBeUndefined(); // issue 24, item 1: the text alone
       expect(textOf(started).split('\n')).toEqual([
         expect.stringMatching(/^job 0 running \d+:\d\d exec 9>.*echo hello; exec sleep 60/),
         '> hello',
@@ -68,6 +108,7 @@ describe.each(modeRows())('heph-jobs mcp (%s)', (mode, skip) => {
       const bad = await client.callTool({ name: 'background', arguments: { command: 5 } });
       expect(bad.isError).toBe(true);
       expect(textOf(bad)).toMatch(/^background: bad input: command must be a string/);
+      for (const result of [read, killed, list, missing, bad]) expect(result.structuredContent).toBeUndefined();
       await expect(client.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toThrow(/there is no tool "no_such_tool"; the tools are background, job_status, job_kill/);
     } finally {
       oracle.dispose();

@@ -11,6 +11,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseCliArgs } from '../../src/cli/args.js';
+import { CLIENT_FIELDS } from '../../src/cli/mcp-client-fields.js';
+import { DEFAULT_TOKENLESS_WAIT_CAP_MS, DEFAULT_WAIT_CAP_MS } from '../../src/cli/mcp-time.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const README = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
@@ -181,5 +183,22 @@ describe("the README's MCP configurations", () => {
     expect(invocationProblems({ command: 'heph-jobs', args: ['mcp', '--port', '80'] })).toHaveLength(1);
     expect(shellWords(`claude mcp add heph-jobs -- node '/a b/main.js' mcp  # note`)).toEqual(['claude', 'mcp', 'add', 'heph-jobs', '--', 'node', '/a b/main.js', 'mcp']);
     expect(() => readToml('[mcp_servers.x]\nargs = [mcp]')).toThrow();
+  });
+});
+
+describe("the README's MCP section says what the server does (issue 24)", () => {
+  const section = mcpSection().replace(/\s+/g, ' ');
+
+  it('the default caps, the knob and the flags as the code has them', () => {
+    expect(section).toContain(`The cap is ${DEFAULT_WAIT_CAP_MS / 1000} s for a request that carries a progress token`);
+    expect(section).toContain(`and ${DEFAULT_TOKENLESS_WAIT_CAP_MS / 1000} s for one without`);
+    expect(section).toContain('`--wait-cap MS` or `HEPH_JOBS_MCP_WAIT_CAP_MS`');
+    expect(parseCliArgs(['mcp', '--structured', '--wait-cap', '1000'])).toMatchObject({ ok: true, options: { structured: true, waitCapMs: 1000 } });
+  });
+
+  it('the text alone by default, structuredContent only with --structured, and every client field named', () => {
+    expect(section).toMatch(/No tool declares an `outputSchema` and no result carries `structuredContent` unless the server runs with `--structured`/);
+    expect(section).not.toMatch(/Each result also carries `structuredContent`/);
+    for (const { field } of CLIENT_FIELDS) expect(section).toContain(`\`${field}\``);
   });
 });
