@@ -112,8 +112,10 @@ function lastResults(run: Run): Result[] {
 async function exitedCleanly(run: Run, mark: string, oracle: EofOracle) {
   const exit = await run.exited;
   expect(exit, run.transcript()).toEqual({ code: 0, signal: null });
-  await oracle.waitEof(20_000);
-  await waitUntil(() => processesWithEnv(`HEPH_TEST_MARK=${mark}`).length === 0, 'no process with the run\'s mark', 20_000, () => processesWithEnv(`HEPH_TEST_MARK=${mark}`));
+  await oracle.waitEof(20_000).catch((error: Error) => {
+    throw new Error(`${error.message}; still running: ${JSON.stringify(marked(mark))}\n${run.transcript()}`);
+  });
+  await waitUntil(() => processesWithEnv(`HEPH_TEST_MARK=${mark}`).length === 0, 'no process with the run\'s mark', 20_000, () => marked(mark));
 }
 
 /** What runs under the mark now, by command line (the negative control of the /proc oracle). */
@@ -175,7 +177,6 @@ describe.each(CLIENTS.map((client) => [`${client.name} ${client.version}`, clien
     // Asked 30 s, cut at the cap below the client's timeout: answered by the server, naming the call that waits on.
     expect(status).toMatch(/^job 0 running /);
     expect(status).toContain(`(the wait was cut at ${CAP_MS / 1000}s of the 30s asked, so that the call answers before its client gives up; job_status {"id": 0, "wait": 28.5} waits on)`);
-    expect(calls[1]!.answeredAt! - calls[1]!.askedAt).toBeLessThan(CLIENT_TIMEOUT_MS);
     expect(kill).toMatch(/^job 0 killed SIGTERM /);
 
     if (client.id === 'gemini-cli') {

@@ -1,6 +1,6 @@
 /**
  * The three agent CLIs people run `heph-jobs mcp` from, pinned, each installed once by its test's
- * setup into a cache folder (never a dependency of the package) and run headless against the fake
+ * setup into a cache folder (CACHE; never a dependency of the package) and run headless against the fake
  * model API of fake-model.mjs, with `heph-jobs mcp` behind mcp-tap.mjs so a test sees both what
  * the server wrote and what the client handed its model. No network, fake keys, a fresh HOME.
  */
@@ -13,8 +13,11 @@ import { startFakeModel } from './fake-model.mjs';
 const REPO = path.resolve(import.meta.dirname, '../..');
 export const CLI = path.join(REPO, 'dist/src/cli/main.js');
 export const TAP = path.join(import.meta.dirname, 'mcp-tap.mjs');
-/** Where the clients are installed: HEPH_CLIENTS_CACHE, else node_modules/.cache/heph-clients. */
-export const CACHE = process.env.HEPH_CLIENTS_CACHE || path.join(REPO, 'node_modules/.cache/heph-clients');
+/**
+ * Where the clients are installed: HEPH_CLIENTS_CACHE, else $XDG_CACHE_HOME/heph-jobs/clients
+ * (~/.cache by default), outside node_modules so that `npm ci` keeps them.
+ */
+export const CACHE = process.env.HEPH_CLIENTS_CACHE || path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'heph-jobs', 'clients');
 /** What each client run showed its model, for the README's figures and the bench (bench/figures/tokens.mjs). */
 export const TRANSCRIPTS = path.join(CACHE, 'transcripts');
 const INSTALL_TIMEOUT_MS = 5 * 60_000;

@@ -28,12 +28,21 @@ function tee(dir, from, to) {
 }
 tee('in', process.stdin, server.stdin);
 tee('out', server.stdout, process.stdout);
-process.stdin.on('end', () => server.stdin.end());
+process.stdin.on('end', () => {
+  fs.writeSync(fd, `${JSON.stringify({ dir: 'eof', at: Date.now(), line: '' })}\n`);
+  server.stdin.end();
+});
 server.stdin.on('error', () => {});
 process.stdout.on('error', () => {});
 // A client's SIGTERM or SIGINT is for the server: pass it on and exit with it.
-for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(signal, () => server.kill(signal));
+for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) {
+  process.on(signal, () => {
+    fs.writeSync(fd, `${JSON.stringify({ dir: 'signal', at: Date.now(), line: signal })}\n`);
+    server.kill(signal);
+  });
+}
 server.on('close', (code, signal) => {
+  fs.writeSync(fd, `${JSON.stringify({ dir: 'exit', at: Date.now(), line: `${code} ${signal}` })}\n`);
   fs.closeSync(fd);
   process.exit(code ?? (signal ? 128 + 15 : 1));
 });
