@@ -92,6 +92,9 @@ export const CLIENTS = [
         `args = ${q(server.args)}`,
         `env = { ${env} }`,
         `tool_timeout_sec = ${toolTimeoutMs / 1000}`,
+        // Without it `codex exec` starts its first turn without a server that has not answered
+        // `initialize` yet (a slow start under load), and the model finds no tools of ours.
+        'required = true',
         '',
       ].join('\n'));
       return {
@@ -224,12 +227,22 @@ export async function startClient(client, install, { script, mode, serverArgs = 
     stderr: () => stderr,
     calls: () => readTap(tapLog),
     /** What happened, for a failure's message. */
-    transcript: () => `${client.name} stdout:\n${stdout.slice(-4000)}\nstderr:\n${stderr.slice(-4000)}\nrequests: ${fake.requests.map((r) => `${r.method} ${r.url}`).join(', ')}`,
+    transcript: () => {
+      const requests = fake.requests.map((r) => `${r.at} ${r.method} ${r.url} ${JSON.stringify(lastItems(r.body)).slice(0, 1500)}`);
+      const tap = fs.existsSync(tapLog) ? fs.readFileSync(tapLog, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line)).map(({ dir, at, line }) => `${at} ${dir} ${line.slice(0, 200)}`) : [];
+      return `${client.name} stdout:\n${stdout.slice(-4000)}\nstderr:\n${stderr.slice(-4000)}\nrequests:\n${requests.join('\n')}\ntap:\n${tap.join('\n')}`;
+    },
     async dispose() {
       await fake.close();
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** The last items of a model request's conversation, for a failure's message. */
+function lastItems(body) {
+  const items = body?.input ?? body?.messages ?? body?.contents;
+  return Array.isArray(items) ? items.slice(-2) : body;
 }
 
 /** Records what a run showed its model per call, next to the server's text (TRANSCRIPTS/<client>.json). */

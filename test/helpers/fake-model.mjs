@@ -96,9 +96,9 @@ const responses = {
       else if (tool.name) tools.push(tool.name);
     };
     for (const tool of body.tools ?? []) add(tool);
-    let searched = false;
+    let searched = 0;
     for (const item of Array.isArray(body.input) ? body.input : []) {
-      if (item.type === 'tool_search_call') searched = true;
+      if (item.type === 'tool_search_call') searched += 1;
       if (item.type === 'tool_search_output') for (const tool of item.tools ?? []) add(tool);
     }
     return { tools, results, searched };
@@ -106,7 +106,7 @@ const responses = {
   answer(res, body, action, turn) {
     const [namespace, name] = action.call?.name.includes('/') ? action.call.name.split('/') : [undefined, action.call?.name];
     const item = action.search
-      ? { type: 'tool_search_call', id: `ts_${turn}`, call_id: `call_${turn}`, execution: 'client', status: 'completed', arguments: { query: action.search, limit: 8 } }
+      ? { type: 'tool_search_call', id: `ts_${turn}`, call_id: `call_${turn}`, execution: 'client', status: 'completed', arguments: { query: action.search, limit: 20 } }
       : action.call
       ? { type: 'function_call', id: `fc_${turn}`, call_id: `call_${turn}`, ...(namespace ? { namespace } : {}), name, arguments: JSON.stringify(action.call.args), status: 'completed' }
       : { type: 'message', id: `msg_${turn}`, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: action.text, annotations: [] }] };
@@ -153,6 +153,8 @@ const gemini = {
   },
 };
 
+const CODEX_SEARCHES = ['heph_jobs background job_status job_kill job_input job_restart', 'mcp__heph_jobs heph_jobs', 'background job_status job_kill'];
+
 /** Names of our tools a Messages request lists as deferred (known by name only) while it offers ToolSearch. */
 function deferredTools(body, tools) {
   if (!tools.includes('ToolSearch')) return [];
@@ -198,7 +200,7 @@ export async function startFakeModel(protocol, script) {
     req.on('data', (chunk) => (data += chunk));
     req.on('end', () => {
       const body = safeParse(data || '{}');
-      const record = { method: req.method, url: req.url, headers: req.headers, body };
+      const record = { method: req.method, url: req.url, at: Date.now(), headers: req.headers, body };
       requests.push(record);
       try {
         handle(req, res, body);
@@ -224,10 +226,11 @@ export async function startFakeModel(protocol, script) {
       // server's instructions) and loads their schemas first, as its prompt tells it to.
       turns.push({ tools, results: [], deferred, at: Date.now() });
       action = { call: { name: 'ToolSearch', args: { query: `select:${deferred.join(',')}` } } };
-    } else if (protocol === 'responses' && offered.size === 0 && tools.includes('tool_search') && !searched) {
-      // Codex defers MCP tools behind its client-side tool_search for the models it knows.
+    } else if (protocol === 'responses' && offered.size === 0 && tools.includes('tool_search') && searched < CODEX_SEARCHES.length) {
+      // Codex defers MCP tools behind its client-side tool_search (BM25 over every deferred tool)
+      // for the models it knows; a search that ranked other tools first is followed by another.
       turns.push({ tools, results: [], deferred: ['tool_search'], at: Date.now() });
-      action = { search: 'heph-jobs background job status kill' };
+      action = { search: CODEX_SEARCHES[searched] };
     } else if (offered.size === 0) action = { text: sideText(body) };
     else {
       const mapped = results.map((result) => ({ ...result, tool: ourTool(result.name) })).filter((result) => result.tool);
