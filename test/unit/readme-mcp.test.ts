@@ -78,7 +78,7 @@ function claudeInvocation(argv: string[]): Invocation {
   return { client: 'Claude Code', command: command!, args };
 }
 
-/** TOML's subset Codex's table uses: `[a.b]`, `key = "string"` and `key = ["strings"]`, comments. */
+/** TOML's subset Codex's table uses: `[a.b]`, `key = "string"`, `key = ["strings"]`, `key = true`, comments. */
 function readToml(text: string): { tables: Record<string, Record<string, unknown>>; alternatives: Record<string, Record<string, unknown>> } {
   const tables: Record<string, Record<string, unknown>> = {};
   const alternatives: Record<string, Record<string, unknown>> = {};
@@ -93,8 +93,8 @@ function readToml(text: string): { tables: Record<string, Record<string, unknown
       alternatives[table] = {};
       continue;
     }
-    // A value is a basic string or an array of them: their TOML and JSON spellings are the same here.
-    const pair = /^([A-Za-z0-9_-]+)\s*=\s*("(?:[^"\\]|\\.)*"|\[[^\]]*\])\s*(?:#\s*(.*))?$/.exec(line);
+    // A value is a basic string, an array of them or a boolean: their TOML and JSON spellings are the same here.
+    const pair = /^([A-Za-z0-9_-]+)\s*=\s*("(?:[^"\\]|\\.)*"|\[[^\]]*\]|true|false)\s*(?:#\s*(.*))?$/.exec(line);
     if (!pair || table === null) throw new Error(`not in the TOML subset: ${raw}`);
     const [, key, value, comment] = pair;
     tables[table]![key!] = JSON.parse(value!);
