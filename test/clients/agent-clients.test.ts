@@ -265,6 +265,7 @@ describe.each(CLIENTS.map((client) => [`${client.name} ${client.version}`, clien
       await waitUntil(() => run.calls().some((call) => call.name === 'job_status'), 'the job_status call to reach the server', 30_000, () => run.transcript());
       const before = marked(mark);
       expect(before.some((cmd) => cmd.includes('sleep 600')), before.join('\n')).toBe(true);
+      expect(before.some((cmd) => /supervisor/.test(cmd)), before.join('\n')).toBe(true);
       expect(oracle.closed).toBe(false);
       expect(signalIfSame(seen, 'SIGKILL')).toBe(true);
       expect(await run.exited).toEqual({ code: null, signal: 'SIGKILL' });
