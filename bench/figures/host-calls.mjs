@@ -54,7 +54,8 @@ export async function run(ctx) {
           const result = await tools.background.call({ command: COMMAND });
           const ms = now() - start;
           if (result.isError || !/running/.test(result.text)) notRunning++;
-          await runtime.kill(lastId(), { signal: 'KILL' });
+          // Through the tool too: a job the model saw end is no notice in the next answer.
+          await tools.job_kill.call({ id: lastId(), signal: 'KILL' });
           return ms;
         },
       },
