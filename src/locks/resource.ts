@@ -9,7 +9,7 @@
 
 import { posix } from 'node:path';
 import { describeValue } from '../protocol/describe.js';
-import { badLockModeMessage, badLockRequestMessage, badResourceMessage, badResourceReason as why } from '../wording.js';
+import { badLockModeMessage, badLockRequestMessage, badResourceMessage, badResourceReason as why } from '../wording/index.js';
 import { BadResourceError } from '../protocol/errors.js';
 
 /** Exclusive (the default) excludes every overlapping hold; shared excludes only exclusive ones. */

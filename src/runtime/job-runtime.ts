@@ -9,7 +9,8 @@ import { instanceName } from '../protocol/identity.js';
 import { SIGNAL_NAMES, type ContainmentMode, type LostJob, type SignalName, type SupervisorConfig, type SupervisorEvent } from '../protocol/messages.js';
 import type { OutputRead } from '../protocol/output.js';
 import { LockTable, normalizeResources, type LockOwner, type NormalizedResource } from '../locks/index.js';
-import { buildReport, type JobReport, type KillOutcome } from '../reports/report.js';
+import { buildReport, type JobReport } from '../reports/report.js';
+import type { KillOutcome, LockBlockerFacts } from '../facts.js';
 import type { BackgroundInput, Capabilities, JobEvent, KillOptions, StatusOptions } from './api.js';
 import { Changes } from './changes.js';
 import { JobStates } from './job-states.js';
@@ -20,7 +21,7 @@ import { registerInternals } from './internals.js';
 import { JobRegistry } from './job-registry.js';
 import { capacityError, hasEnded, isRunning, newJobRecord, type JobRecord } from './job-record.js';
 import { kernelLockBackend, type KernelLockBackend } from './kernel-lock-backend.js';
-import { containmentLimitations, inputProblem, lockBreachWarning, lockDirLimitations, cancelledReason, type LockBlockerFacts } from '../wording.js';
+import { containmentLimitations, inputProblem, lockBreachWarning, lockDirLimitations, cancelledReason } from '../wording/index.js';
 import {
   DEFAULT_MAX_BYTES,
   DEFAULT_TAIL_LINES,

@@ -12,7 +12,7 @@
  *   own rules conflict with what the target holds (or still waits for) they fail at once, naming
  *   the way out (`/job-kill ID`); otherwise they hold their own rules for the duration of the call.
  * - `call` never throws for a model's mistake: every refusal or error is a result with `isError`
- *   and a sentence the model can act on (src/wording.ts); `run` is the same call's text.
+ *   and a sentence the model can act on (src/wording/); `run` is the same call's text.
  */
 import { JobNotFoundError } from '../protocol/errors.js';
 import { capacityError } from '../runtime/job-record.js';
@@ -28,7 +28,7 @@ import { buildListReport, type JobReport } from '../reports/report.js';
 import type { BackgroundInput, JobRuntime } from '../runtime/job-runtime.js';
 import { commandProblem, patternProblem } from '../runtime/input-checks.js';
 import { LOCKED_CALL_WAIT_MS } from '../runtime/options.js';
-import * as say from '../wording.js';
+import * as say from '../wording/index.js';
 import {
   backgroundSchema,
   jobKillSchema,
@@ -43,7 +43,8 @@ import {
   type ToolSchema,
 } from './schema.js';
 import { definitionsFor, type FlavorDefinitions, type SchemaFlavor } from './flavors.js';
-import { validate, type JsonSchema } from './validate.js';
+import { validate } from './validate.js';
+import type { JsonSchema } from '../facts.js';
 import { approvalGate, type Approver } from './approval.js';
 import { checkContext, contextResolver, unlessAborted, WAITING_TOLD_MS, type ToolContext } from './context.js';
 import { errorAnswer, jobResult as reportResult, listResult, refusal, type ToolResult } from './result.js';
@@ -485,4 +486,5 @@ export type { JsonSchema, ToolContext, ToolResult };
 export { waitingText } from './wait-cap.js';
 export type { ApprovalAnswer, ApprovalRequest, Approver } from './approval.js';
 export type { BackgroundToolInput, JobKillToolInput, JobStatusToolInput } from './schema.js';
-export { Notices, noticeText, type JobNotice } from './notices.js';
+export { Notices, noticeText } from './notices.js';
+export type { JobNotice } from './result.js';

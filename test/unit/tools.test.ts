@@ -21,7 +21,7 @@ import {
 import { LockTable, LockTimeoutError, normalizeResources, type NormalizedResource } from '../../src/locks/index.js';
 import { normalizeOptions } from '../../src/runtime/options.js';
 import { validate } from '../../src/tools/validate.js';
-import { describeAccepted } from '../../src/wording.js';
+import { describeAccepted } from '../../src/wording/index.js';
 import { backgroundSchema, jobStatusSchema } from '../../src/tools/schema.js';
 
 const limits = { maxJobs: 8, outputLines: normalizeOptions({}).outputLines };
