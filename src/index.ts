@@ -6,6 +6,8 @@ export type { SupervisorStart } from './runtime/options.js';
 export { buildListReport, formatElapsed } from './reports/report.js';
 export type { JobReport, JobListReport } from './reports/report.js';
 export type { JobState, ReportState } from './facts.js';
+// What a host takes from runtime.locks for its own actions (README: Resource locks).
+export type { AcquireOptions, Lease, LockOwner, LockTable, ResourceSpec } from './locks/index.js';
 export { createTools } from './tools/index.js';
 export type {
   ApprovalAnswer,

@@ -12,7 +12,7 @@
  */
 import type { JobReport } from '../reports/report.js';
 import type { Dialect, ReportState } from '../facts.js';
-import type { JobRuntime } from '../runtime/job-runtime.js';
+import type { ToolRuntime } from '../runtime/tool-port.js';
 import { DEFAULT_TAIL_LINES } from '../runtime/options.js';
 import { jobNotice } from '../wording/index.js';
 import type { JobNotice, ToolResult } from './result.js';
@@ -24,7 +24,7 @@ export function noticeText(notice: JobNotice, dialect: Dialect = 'tool'): string
 }
 
 /** What the tracker uses of a runtime (the tools' runtime; `onJobEvent` is optional for hosts' own runtimes). */
-export type NoticeRuntime = Pick<JobRuntime, 'list' | 'status'> & Partial<Pick<JobRuntime, 'onJobEvent'>>;
+export type NoticeRuntime = Pick<ToolRuntime, 'job' | 'status' | 'onJobEvent'>;
 
 /** What the model has heard of one job; each flag only ever turns true. */
 interface Heard {
@@ -59,10 +59,9 @@ export class Notices {
   async take(): Promise<JobNotice[]> {
     if (!this.due && this.runtime.onJobEvent !== undefined) return [];
     this.due = false;
-    const now = new Map(this.runtime.list().map((report) => [report.id, report]));
     const told: { report: JobReport; event: JobNotice['event']; shown: number }[] = [];
     for (const [id, heard] of this.jobs) {
-      const report = now.get(id);
+      const report = this.runtime.job(id);
       if (!report) {
         this.jobs.delete(id); // forgotten by the runtime: nothing can be read of it any more
         continue;
