@@ -17,8 +17,6 @@ import { formatStats, type JobStats } from './stats-format.js';
 
 export type { OutputSnapshot, Dialect };
 
-/** A job's state as reports show it (`starting` is internal and shown as `running`). */
-
 export interface JobReport {
   id: number;
   state: ReportState;

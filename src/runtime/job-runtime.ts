@@ -339,7 +339,6 @@ export class JobRuntime {
     await this.keeper.shutdown();
   }
 
-  /** Calls `listener` on every job event; returns the function that stops it. */
   /** What the tools ask beyond the public calls (src/runtime/tool-port.ts). */
   private toolPort(): ToolRuntime {
     const heldBy = (record: JobRecord) => (record.lease && !record.lease.released ? [...record.lease.resources] : []);
@@ -368,6 +367,7 @@ export class JobRuntime {
     };
   }
 
+  /** Calls `listener` on every job event; returns the function that stops it. */
   onJobEvent(listener: (event: JobEvent) => void): () => void {
     return this.states.listen(listener);
   }
