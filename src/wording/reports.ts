@@ -303,3 +303,13 @@ export function noJobsYet(dialect: Dialect = 'tool'): string {
 export function runningCount(running: number, maxJobs: number): string {
   return `${running} of ${maxJobs} running`;
 }
+
+/** Why a job is `lost`: its supervisor died while it ran (`cause`: how the runtime learned it). */
+export function supervisorDiedReason(cause: string): string {
+  return `its supervisor died (${cause})`;
+}
+
+/** Why a job is `lost` that was being started when its supervisor died. */
+export function diedWhileStartingReason(cause: string): string {
+  return `its supervisor died while the job was being started, so whether it ran is unknown; nothing of it was left running (${cause})`;
+}
