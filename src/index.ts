@@ -4,7 +4,10 @@ export type { BackgroundInput, StatusOptions, KillOptions, Capabilities, JobEven
 export type { JobRuntimeOptions } from './runtime/options.js';
 export type { SupervisorStart } from './runtime/options.js';
 export { buildListReport, formatElapsed } from './reports/report.js';
-export type { JobReport, JobListReport, ReportState } from './reports/report.js';
+export type { JobReport, JobListReport } from './reports/report.js';
+export type { JobState, ReportState } from './facts.js';
+// What a host takes from runtime.locks for its own actions (README: Resource locks).
+export type { AcquireOptions, Lease, LockOwner, LockTable, ResourceSpec } from './locks/index.js';
 export { createTools } from './tools/index.js';
 export type {
   ApprovalAnswer,
@@ -30,7 +33,6 @@ export type {
   OpenAIToolDefinition,
   SchemaFlavor,
 } from './tools/flavors.js';
-export type { JobState } from './runtime/job-record.js';
 export type { ContainmentChoice, ContainmentMode, Containment, SignalName, OutputLine, OutputRead as OutputSnapshot } from './protocol/messages.js';
 export {
   HephError,

@@ -4,6 +4,7 @@
  */
 import { internalsOf } from './runtime/internals.js';
 import type { JobRuntime } from './runtime/job-runtime.js';
+import { toolPortOf } from './runtime/tool-port.js';
 
 /** The pid of the runtime's running supervisor, or null when none runs. */
 export function supervisorPid(runtime: JobRuntime): number | null {
@@ -54,4 +55,9 @@ export function supervisorDiagnostics(runtime: JobRuntime) {
  */
 export function withoutLockVault(runtime: JobRuntime): void {
   internalsOf(runtime).disableLockVault();
+}
+
+/** What the tools ask of the runtime beyond its public calls (held resources, settings, ...). */
+export function toolPort(runtime: JobRuntime) {
+  return toolPortOf(runtime);
 }

@@ -1,11 +1,12 @@
 /**
  * Which supervisor instance this is, and whether another one is alive: read from /proc (the
- * process's start time, field 22 of /proc/PID/stat) and /proc/sys/kernel/random/boot_id. See
+ * process's start time on the host's boot clock, whatever our time namespace) and
+ * /proc/sys/kernel/random/boot_id. See
  * src/protocol/identity.ts for why a pid alone never names a supervisor.
  */
 import fs from 'node:fs';
 import type { SupervisorIdentity } from '../src/protocol/identity.js';
-import { processStartTime, readProcStat } from './platform/procfs.js';
+import { processStartTime, readProcStat, sameStartTime } from './platform/procfs.js';
 
 export type { SupervisorIdentity };
 
@@ -42,9 +43,9 @@ export function ownIdentity(): SupervisorIdentity {
  */
 export function instanceAlive(identity: SupervisorIdentity): boolean {
   if (identity.boot !== bootId()) return false;
-  if (processStartTime(identity.pid) !== identity.start) return false;
+  if (!sameStartTime(identity.start, processStartTime(identity.pid))) return false;
   const state = readProcStat(identity.pid)?.state;
   // Read after the start time: had the process been reaped in between, no entry (or a stranger's,
   // whose start time differs, checked once more) would be found.
-  return state !== undefined && state !== 'Z' && state !== 'X' && processStartTime(identity.pid) === identity.start;
+  return state !== undefined && state !== 'Z' && state !== 'X' && sameStartTime(identity.start, processStartTime(identity.pid));
 }

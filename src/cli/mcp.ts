@@ -21,6 +21,7 @@ import { McpStdio } from './mcp-stdio.js';
 import { waitCaps, withinTimeout, type McpCall } from './mcp-time.js';
 import { INSTRUCTIONS } from './mcp-wording.js';
 import { stoppedText, type Session, type SessionEnd } from './session.js';
+import { toolPortOf } from '../runtime/tool-port.js';
 
 export interface McpOptions {
   session: Session;
@@ -94,7 +95,7 @@ export async function serveMcp(options: McpOptions): Promise<SessionEnd> {
   options.output.once('error', (error: Error) => finished(`stdout failed (${error.message})`));
 
   await server.connect(transport);
-  log(`heph-jobs mcp ${options.version}: serving ${tools.all.map((tool) => tool.name).join(', ')} over stdio (cwd ${session.runtime.settings.cwd})`);
+  log(`heph-jobs mcp ${options.version}: serving ${tools.all.map((tool) => tool.name).join(', ')} over stdio (cwd ${toolPortOf(session.runtime).settings.cwd})`);
   const reason = await disconnected;
   // What was asked before the end is answered (a wait answers with the job as it is), then written.
   ending.abort();

@@ -35,6 +35,7 @@ import { splitCommand } from './tokenize.js';
 import { stoppedText, type Session } from './session.js';
 import { watchFrames } from './watch.js';
 import { watchLive } from './watch-live.js';
+import { toolPortOf } from '../runtime/tool-port.js';
 
 export interface ShellOptions {
   session: Session;
@@ -135,7 +136,7 @@ export async function runShell(options: ShellOptions): Promise<number> {
 
   // The shell tells the person of ended jobs itself, in its own words (see answer).
   const tools = createTools(runtime, { approve, notices: false });
-  const heard = new Notices(runtime);
+  const heard = new Notices(toolPortOf(runtime));
   const table = commandTable(tools.all);
 
   function jobIds(): number[] {
@@ -335,7 +336,7 @@ export async function runShell(options: ShellOptions): Promise<number> {
 
   if (interactive) {
     promptOutput.write(
-      `heph-jobs ${options.version}: background jobs that end with this session (at most ${runtime.settings.maxJobs} at once, in ${runtime.settings.cwd}).\n` +
+      `heph-jobs ${options.version}: background jobs that end with this session (at most ${toolPortOf(runtime).settings.maxJobs} at once, in ${toolPortOf(runtime).settings.cwd}).\n` +
         'help lists the commands; quit or Ctrl-D ends the session and every job.\n',
     );
     rl.prompt();

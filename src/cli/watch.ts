@@ -8,6 +8,7 @@ import { formatElapsed, type JobReport } from '../reports/report.js';
 import { formatBytes as formatMemory } from '../reports/stats-format.js';
 import type { JobRuntime } from '../runtime/job-runtime.js';
 import { NO_COLOUR, reverse, type Palette } from './colour.js';
+import { toolPortOf } from '../runtime/tool-port.js';
 
 /** The per-job figures the runtime reports (`JobReport.stats`, running jobs only); null where absent. */
 export interface ShownStats {
@@ -218,7 +219,7 @@ export function title(runtime: JobRuntime, rows: readonly WatchRow[]): string {
   const running = rows.filter((row) => row.running).length;
   const mode = runtime.containmentMode;
   const clock = new Date().toTimeString().slice(0, 8);
-  return `heph-jobs watch · ${running} of ${runtime.settings.maxJobs} running${mode ? ` · ${mode}` : ''} · ${clock}`;
+  return `heph-jobs watch · ${running} of ${toolPortOf(runtime).settings.maxJobs} running${mode ? ` · ${mode}` : ''} · ${clock}`;
 }
 
 /** One frame as JSON: every job's report fields (no output), with its last line. */
@@ -228,7 +229,7 @@ export function frameJson(runtime: JobRuntime, rows: readonly WatchRow[], report
     type: 'watch',
     at: Date.now(),
     running: rows.filter((row) => row.running).length,
-    maxJobs: runtime.settings.maxJobs,
+    maxJobs: toolPortOf(runtime).settings.maxJobs,
     jobs: reports.map(({ output: _output, text: _text, ...report }) => ({ ...report, lastLine: lastLines.get(report.id) ?? null })),
   };
 }

@@ -13,7 +13,7 @@ import {
   acquireOptionsNotObjectMessage,
   lockOwnerLabelMessage,
   lockOwnerNotObjectMessage,
-} from '../wording.js';
+} from '../wording/index.js';
 import type { AcquireOptions, LockBackend, LockOwner } from './types.js';
 
 /** Largest delay setTimeout honours (ms); beyond it Node fires after 1 ms. */

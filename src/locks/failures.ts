@@ -1,5 +1,5 @@
 /**
- * The errors a lock request can end with: the sentence from src/wording.ts, and the same facts
+ * The errors a lock request can end with: the sentence from src/wording/, and the same facts
  * as plain-data `details` (they cross the supervisor channel through serializeError).
  */
 
@@ -9,8 +9,8 @@ import {
   lockBusyMessage,
   lockCancelledMessage,
   lockTimeoutMessage,
-  type LockRequestFacts,
-} from '../wording.js';
+} from '../wording/index.js';
+import type { LockRequestFacts } from '../facts.js';
 import { LockBusyError, LockCancelledError, LockSyncUnavailableError, LockTimeoutError } from '../protocol/errors.js';
 import type { NormalizedResource } from './resource.js';
 import type { LockBlocker, LockOwner } from './types.js';

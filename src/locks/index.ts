@@ -15,7 +15,7 @@ export type {
   LockWaiterInfo,
 } from './types.js';
 // How owners, blockers and resources read in messages; the wording lives with every other sentence.
-export { describeBlockers, describeOwner, formatResource } from '../wording.js';
+export { describeBlockers, describeOwner, formatResource } from '../wording/index.js';
 export {
   MAX_RESOURCE_LENGTH,
   normalizeResource,

@@ -9,7 +9,7 @@
  *   backend grants too.
  */
 
-import { lockBackendReleaseFailedWarning } from '../wording.js';
+import { lockBackendReleaseFailedWarning } from '../wording/index.js';
 import { checkBackend, checkOptions, checkOwner } from './acquire-input.js';
 import { askBackend, releaseBackend } from './backend.js';
 import { backendTimeoutError, busyError, cancelledError, syncUnavailableError, timeoutError } from './failures.js';

@@ -9,7 +9,7 @@
 
 import { posix } from 'node:path';
 import { describeValue } from '../protocol/describe.js';
-import { badLockModeMessage, badLockRequestMessage, badResourceMessage, badResourceReason as why } from '../wording.js';
+import { badLockModeMessage, badLockRequestMessage, badResourceMessage, badResourceReason as why } from '../wording/index.js';
 import { BadResourceError } from '../protocol/errors.js';
 
 /** Exclusive (the default) excludes every overlapping hold; shared excludes only exclusive ones. */
@@ -92,10 +92,6 @@ function normalizePath(value: string): string {
 }
 
 /**
- * Validates one resource spec (string = exclusive, or `{ resource, mode }`).
- * @throws BadResourceError
- */
-/**
  * Normalised values, remembered: a resource or set checked once (where it entered, e.g. a tool
  * call) passes through every later normalisation (the runtime, the lock table) as it is, so input
  * is validated once and the validated value flows inward.
@@ -109,6 +105,10 @@ function remember<T extends object>(value: T): T {
 
 const NO_RESOURCES: readonly NormalizedResource[] = remember([]);
 
+/**
+ * Validates one resource spec (string = exclusive, or `{ resource, mode }`).
+ * @throws BadResourceError
+ */
 export function normalizeResource(spec: unknown): NormalizedResource {
   if (typeof spec === 'object' && spec !== null && normalized.has(spec)) return spec as NormalizedResource;
   if (typeof spec === 'string') return remember({ ...parseResource(spec), mode: 'exclusive' });

@@ -17,7 +17,7 @@ import {
   ruleTemplateNotStringMessage,
   ruleTemplateReason as why,
   ruleVariablesText,
-} from '../wording.js';
+} from '../wording/index.js';
 import { BadLockRuleError, BadResourceError } from '../protocol/errors.js';
 import { normalizeResource, normalizeResources, type LockMode, type NormalizedResource } from './resource.js';
 

@@ -2,7 +2,7 @@
  * The error hierarchy, with one stable `code` per class and one code-to-class registry, so an
  * error thrown in the supervisor arrives in the runtime as the same class with the same code and
  * details. Messages here are short statements of fact for the engineer who catches them; what a
- * model reads about an error is worded from its code and details in src/wording.ts.
+ * model reads about an error is worded from its code and details in src/wording/.
  */
 
 export interface HephErrorOptions {

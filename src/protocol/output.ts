@@ -1,7 +1,20 @@
 /**
  * The shape of a job's output as the supervisor's ring produces it and the channel carries it:
- * one definition for both sides.
+ * one definition for both sides, with the defaults both sides use.
  */
+
+/** SPEC 5: each job keeps its last 2000 lines. */
+export const OUTPUT_MAX_LINES = 2000;
+/** SPEC 5: a line is cut after 8 KiB (the rest is counted as cut). */
+export const OUTPUT_MAX_LINE_BYTES = 8192;
+/** Raw bytes each job's ring keeps besides the line bound, so 2000 long lines cannot cost 16 MiB. */
+export const OUTPUT_MAX_BYTES = 4 * 1024 * 1024;
+/** Lines from a job's start kept even after the ring wraps (the first fatal error is often early). */
+export const OUTPUT_HEAD_LINES = 20;
+/** SPEC 5: a read shows the last 50 lines unless asked for more. */
+export const READ_TAIL_LINES = 50;
+/** Bound on the rendered output one read returns (the peer system's default). */
+export const READ_MAX_BYTES = 64 * 1024;
 
 export type StreamName = 'stdout' | 'stderr';
 

@@ -8,7 +8,7 @@
  * RE2 cannot run backreferences or lookaround; such a pattern is refused with the construct named.
  * Its matching time is linear in the line but grows with the compiled program, so the program's
  * size is bounded too (MAX_PATTERN_INSTRUCTIONS). The problems are data; the sentences are the
- * caller's (src/wording.ts for a model or a person).
+ * caller's (src/wording/ for a model or a person).
  */
 import { createRequire } from 'node:module';
 import type { RE2JS } from 're2js';

@@ -1,7 +1,7 @@
 /**
  * Reports: what the tools return to the model and what the library returns to its host. The text
  * follows SPEC 3 exactly; the structured fields carry the same facts. This module decides which
- * lines a report has and in which order; src/wording.ts says each of them.
+ * lines a report has and in which order; src/wording/ says each of them.
  *
  * ```
  * job 0 running 0:02 npm run dev
@@ -11,15 +11,11 @@
  * ```
  */
 import type { OutputLine, OutputRead as OutputSnapshot } from '../protocol/messages.js';
-import type { JobRecord, JobState } from '../runtime/job-record.js';
-import * as say from '../wording.js';
-import type { Dialect, LockBlockerFacts, LockResourceFacts } from '../wording.js';
+import * as say from '../wording/index.js';
+import type { Dialect, JobState, JobView, KillOutcome, LockBlockerFacts, LockResourceFacts, ReportState, WaitOutcome } from '../facts.js';
 import { formatStats, type JobStats } from './stats-format.js';
 
 export type { OutputSnapshot, Dialect };
-
-/** A job's state as reports show it (`starting` is internal and shown as `running`). */
-export type ReportState = Exclude<JobState, 'starting'>;
 
 export interface JobReport {
   id: number;
@@ -97,24 +93,7 @@ export interface ReportContext {
   lockWaitMs?: number;
 }
 
-/**
- * What a kill found, when it did not simply stop a running job: `ended`, the job had already ended
- * before the call (`leftovers`: its shell had, and the call stopped what it left running); or
- * `outlived-int`, the job still runs `graceMs` after SIGINT, and the next kill would send SIGTERM,
- * then SIGKILL after `nextGraceMs`.
- */
-export type KillOutcome = { kind: 'ended'; leftovers: boolean } | { kind: 'outlived-int'; graceMs: number; nextGraceMs: number };
 
-/** How a wait before a read ended, as the report says it. */
-export type WaitOutcome = {
-  kind: 'ended' | 'matched' | 'timed-out' | 'listening';
-  waitedMs: number;
-  line?: string;
-  pattern?: string;
-  port?: number;
-  /** The wait asked for was cut to `capMs` (a tool call's `maxWaitMs`), and ran out. */
-  cut?: { askedMs: number; capMs: number };
-};
 
 /** `m:ss`, or `h:mm:ss` past an hour. */
 export function formatElapsed(ms: number): string {
@@ -129,7 +108,7 @@ function reportState(state: JobState): ReportState {
   return state === 'starting' ? 'running' : state;
 }
 
-function stateWord(record: JobRecord): string {
+function stateWord(record: JobView): string {
   return stateText({ state: reportState(record.state), exitCode: record.exitCode, signal: record.signal });
 }
 
@@ -146,7 +125,7 @@ function stateText(report: Pick<JobReport, 'state' | 'exitCode' | 'signal'>): st
 }
 
 /** `job <id> <state> <elapsed> <command>`; a multi-line command is shown on one line. */
-export function headerLine(record: JobRecord, now = Date.now()): string {
+export function headerLine(record: JobView, now = Date.now()): string {
   const elapsed = formatElapsed((record.endedAt ?? now) - record.startedAt);
   const stats = isRunning(record) && record.stats ? formatStats(record.stats) : '';
   return `job ${record.id} ${stateWord(record)} ${elapsed} ${oneLine(record.command)}${stats}`;
@@ -237,7 +216,7 @@ function outputSection(report: JobReport, output: OutputSnapshot, dialect: Diale
   return lines;
 }
 
-function isRunning(record: JobRecord): boolean {
+function isRunning(record: JobView): boolean {
   return record.state === 'running' || record.state === 'starting';
 }
 
@@ -261,7 +240,7 @@ export function reportText(report: JobReport, dialect: Dialect = 'tool'): string
 }
 
 /** The report of one job: header, the output read (if any), and what to do next. */
-export function buildReport(record: JobRecord, output: OutputSnapshot | null, context: ReportContext, now = Date.now()): JobReport {
+export function buildReport(record: JobView, output: OutputSnapshot | null, context: ReportContext, now = Date.now()): JobReport {
   const state = reportState(record.state);
   const report: JobReport = {
     id: record.id,

@@ -4,12 +4,12 @@
  * is src/protocol/pattern.ts, shared with the supervisor), an environment a process cannot have.
  * They live here once: the runtime's public methods throw InvalidInputError with the problem, and
  * the tools ask `commandProblem` / `patternProblem` before they ask the user about a call that
- * could not run. The sentences are in src/wording.ts.
+ * could not run. The sentences are in src/wording/.
  */
 import { InvalidInputError } from '../protocol/errors.js';
 import { compileLinePattern, patternSpecOf, type PatternSpec } from '../protocol/pattern.js';
 import { MAX_COMMAND_BYTES } from './options.js';
-import { inputProblem } from '../wording.js';
+import { inputProblem } from '../wording/index.js';
 
 /** A checked value, or the sentence fragment saying what is wrong with it. */
 export type Checked<T> = { ok: true; value: T } | { ok: false; problem: string };

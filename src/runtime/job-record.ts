@@ -6,15 +6,12 @@ import { JobLimitError } from '../protocol/errors.js';
 import type { Lease, NormalizedResource } from '../locks/index.js';
 import type { ContainmentMode } from '../protocol/messages.js';
 import type { JobStats } from '../protocol/stats.js';
-import type { LockBlockerFacts } from '../wording.js';
+import type { JobState, JobView, LockBlockerFacts } from '../facts.js';
 import type { SupervisorClient } from './supervisor-client.js';
 
-/** `waiting` for its locks; `running`; `exited` with a code; `killed` by a signal; `failed` to
- * start; `cancelled` while it waited for its locks (it never started); `lost` with its supervisor.
- * (`starting` is internal: shown as running.) */
-export type JobState = 'waiting' | 'starting' | 'running' | 'exited' | 'killed' | 'failed' | 'cancelled' | 'lost';
 
-export interface JobRecord {
+/** What the runtime keeps of a job; a report reads it as a JobView. */
+export interface JobRecord extends JobView {
   id: number;
   command: string;
   cwd: string;

@@ -4,7 +4,7 @@
  * kept until that call has built its report.
  */
 import { InvalidInputError, JobNotFoundError } from '../protocol/errors.js';
-import { inputProblem } from '../wording.js';
+import { inputProblem } from '../wording/index.js';
 import { hasEnded, type JobRecord } from './job-record.js';
 
 export class JobRegistry {

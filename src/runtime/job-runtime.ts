@@ -9,7 +9,8 @@ import { instanceName } from '../protocol/identity.js';
 import { SIGNAL_NAMES, type ContainmentMode, type LostJob, type SignalName, type SupervisorConfig, type SupervisorEvent } from '../protocol/messages.js';
 import type { OutputRead } from '../protocol/output.js';
 import { LockTable, normalizeResources, type LockOwner, type NormalizedResource } from '../locks/index.js';
-import { buildReport, type JobReport, type KillOutcome } from '../reports/report.js';
+import { buildReport, type JobReport } from '../reports/report.js';
+import type { KillOutcome, LockBlockerFacts } from '../facts.js';
 import type { BackgroundInput, Capabilities, JobEvent, KillOptions, StatusOptions } from './api.js';
 import { Changes } from './changes.js';
 import { JobStates } from './job-states.js';
@@ -17,10 +18,11 @@ import { OutputReads, TAIL_READ } from './output-reads.js';
 import { checkedPattern, validateCommand } from './input-checks.js';
 import { JobEnvironments, type CallEnvironment } from './job-environment.js';
 import { registerInternals } from './internals.js';
+import { registerToolPort, type ToolRuntime } from './tool-port.js';
 import { JobRegistry } from './job-registry.js';
 import { capacityError, hasEnded, isRunning, newJobRecord, type JobRecord } from './job-record.js';
 import { kernelLockBackend, type KernelLockBackend } from './kernel-lock-backend.js';
-import { containmentLimitations, inputProblem, lockBreachWarning, lockDirLimitations, cancelledReason, type LockBlockerFacts } from '../wording.js';
+import { containmentLimitations, inputProblem, lockBreachWarning, lockDirLimitations, cancelledReason } from '../wording/index.js';
 import {
   DEFAULT_MAX_BYTES,
   DEFAULT_TAIL_LINES,
@@ -76,6 +78,7 @@ export class JobRuntime {
     });
     this.lockBackend = kernelLockBackend(() => this.keeper.ensure());
     this.locks = new LockTable({ backend: this.lockBackend });
+    registerToolPort(this, this.toolPort());
     registerInternals(this, {
       supervisorPid: () => this.keeper.current?.pid ?? null,
       supervisorInstance: () => (this.keeper.hello ? instanceName(this.keeper.hello.instance) : null),
@@ -104,10 +107,6 @@ export class JobRuntime {
     return runtime;
   }
 
-  get settings(): Readonly<NormalizedOptions> {
-    return this.options;
-  }
-
   /** The containment mode of the running supervisor; null while none runs (see capabilities()). */
   get containmentMode(): ContainmentMode | null {
     return this.keeper.hello?.containment.mode ?? null;
@@ -117,6 +116,11 @@ export class JobRuntime {
    * With `locks`, first waits (fairly, visible in list()) until it holds all of them; with
    * `answerWithinMs`, the call answers after that long with the job still waiting (it keeps its place). */
   async background(input: BackgroundInput): Promise<JobReport> {
+    return this.startJob(input);
+  }
+
+  /** background, telling `onQueued` the job's id as soon as the job exists (the tools' port). */
+  private async startJob(input: BackgroundInput, onQueued?: (id: number) => void): Promise<JobReport> {
     const called = Date.now();
     this.assertOpen();
     const command = validateCommand(input?.command);
@@ -136,6 +140,7 @@ export class JobRuntime {
     const record = newJobRecord(id, { command, cwd, env: input.env, stdin: input.stdin === true, merge: input.merge === true, tty: input.tty === true, locks: wants, ref: input.ref, timeoutMs });
     this.jobs.add(record);
     this.changes.notify();
+    onQueued?.(id);
     // The start goes on by itself (its outcome is the record's state), so a call that stops
     // waiting for it leaves the job its place in the queue.
     const launched = this.launch(record, input, env, lockTimeoutMs);
@@ -272,19 +277,6 @@ export class JobRuntime {
     });
   }
 
-  /** The resources job `id` holds (empty once released, or if it never asked for any). */
-  heldResources(id: number): NormalizedResource[] {
-    const record = this.jobs.find(id);
-    return record.lease && !record.lease.released ? [...record.lease.resources] : [];
-  }
-
-  /** The resources job `id` is still waiting for (empty unless it is `waiting`): a call queued
-   * behind them would wait for the job to start and then to end. */
-  wantedResources(id: number): NormalizedResource[] {
-    const record = this.jobs.find(id);
-    return record.state === 'waiting' ? [...record.wants] : [];
-  }
-
   /** The job's state and the last lines of its output (or the lines after a cursor). */
   async status(id: number, options: StatusOptions = {}): Promise<JobReport> {
     const record = this.jobs.find(id);
@@ -317,11 +309,6 @@ export class JobRuntime {
     return this.jobs.pinned(record, () => this.stop(record, signal, graceMs));
   }
 
-  /** `/job-kill ID`: the user's cancellation. The same stop as kill, never gated (see tools). */
-  userKill(id: number): Promise<JobReport> {
-    return this.kill(id);
-  }
-
   /** Containment in use (starts the supervisor to find out), signals and limits. */
   async capabilities(): Promise<Capabilities> {
     this.assertOpen();
@@ -350,6 +337,34 @@ export class JobRuntime {
     const active = this.jobs.all().filter((record) => !record.cleanedUp && record.state !== 'lost' && record.state !== 'failed');
     await Promise.all(active.map((record) => this.kill(record.id).catch(() => undefined)));
     await this.keeper.shutdown();
+  }
+
+  /** What the tools ask beyond the public calls (src/runtime/tool-port.ts). */
+  private toolPort(): ToolRuntime {
+    const heldBy = (record: JobRecord) => (record.lease && !record.lease.released ? [...record.lease.resources] : []);
+    return {
+      settings: this.options,
+      locks: this.locks,
+      background: (input, onQueued) => this.startJob(input, onQueued),
+      status: (id, options) => this.status(id, options),
+      list: () => this.list(),
+      kill: (id, options) => this.kill(id, options),
+      userKill: (id) => this.kill(id),
+      input: (id, options) => this.input(id, options),
+      restart: (id, options) => this.restart(id, options),
+      onJobEvent: (listener) => this.onJobEvent(listener),
+      job: (id) => {
+        const record = this.jobs.get(id);
+        return record === undefined ? undefined : this.report(record, null);
+      },
+      jobIds: () => this.jobs.all().map((record) => record.id),
+      running: () => this.jobs.all().filter(isRunning),
+      held: (id) => heldBy(this.jobs.find(id)),
+      wanted: (id) => {
+        const record = this.jobs.find(id);
+        return record.state === 'waiting' ? [...record.wants] : [];
+      },
+    };
   }
 
   /** Calls `listener` on every job event; returns the function that stops it. */

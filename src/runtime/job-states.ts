@@ -4,6 +4,7 @@
  * change is told to the host's listeners (as a JobEvent) and to whoever waits on `changes`.
  */
 import { SupervisorLostError } from '../protocol/errors.js';
+import { diedWhileStartingReason, supervisorDiedReason } from '../wording/index.js';
 import type { JobFacts } from '../protocol/messages.js';
 import type { JobEvent } from './api.js';
 import type { Changes } from './changes.js';
@@ -59,7 +60,7 @@ export class JobStates {
   failed(record: JobRecord, error: unknown): void {
     if (error instanceof SupervisorLostError) {
       record.state = 'lost';
-      record.reason = `its supervisor died while the job was being started, so whether it ran is unknown; nothing of it was left running (${error.message})`;
+      record.reason = diedWhileStartingReason(error.message);
     } else {
       record.state = 'failed';
       record.reason = error instanceof Error ? error.message : String(error);
@@ -93,7 +94,7 @@ export class JobStates {
   lost(record: JobRecord, error: SupervisorLostError, at: number): void {
     if (!isRunning(record)) return;
     record.state = 'lost';
-    record.reason = `its supervisor died (${error.message})`;
+    record.reason = supervisorDiedReason(error.message);
     record.endedAt = at;
     this.emit({ type: 'lost', job: record.id });
   }

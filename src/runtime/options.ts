@@ -7,6 +7,7 @@ import path from 'node:path';
 import { MAX_FRAME_BYTES } from '../protocol/codec.js';
 import { checkInteger, describeValue } from '../protocol/describe.js';
 import { CONTAINMENT_CHOICES, SPAWN_PLACEMENTS, type ContainmentChoice, type SpawnPlacement } from '../protocol/messages.js';
+import { OUTPUT_HEAD_LINES, OUTPUT_MAX_BYTES, OUTPUT_MAX_LINE_BYTES, OUTPUT_MAX_LINES, READ_MAX_BYTES, READ_TAIL_LINES } from '../protocol/output.js';
 
 /** The settle window: long enough for "command not found" to come back, short enough not to notice. */
 export const SETTLE_MS = 300;
@@ -18,17 +19,11 @@ export const KEEP_FINISHED = 50;
 export const KILL_GRACE_MS = 2000;
 /** How long output is still read after every process of a job is gone. */
 export const DRAIN_MS = 500;
-/** SPEC 5: the last 2000 lines of each job, lines cut at 8 KiB. */
-export const OUTPUT_MAX_LINES = 2000;
-export const OUTPUT_MAX_LINE_BYTES = 8192;
-/** A byte bound on each ring besides the line bound, so 2000 long lines cannot cost 16 MiB per job. */
-export const OUTPUT_MAX_BYTES = 4 * 1024 * 1024;
-/** Lines from a job's start kept even after the ring wraps (the first fatal error is often early). */
-export const OUTPUT_HEAD_LINES = 20;
+export { OUTPUT_HEAD_LINES, OUTPUT_MAX_BYTES, OUTPUT_MAX_LINE_BYTES, OUTPUT_MAX_LINES };
 /** SPEC 5: a read shows at most the last 50 lines unless asked for more. */
-export const DEFAULT_TAIL_LINES = 50;
-/** Bound on the output one read returns (the peer system's default). */
-export const DEFAULT_MAX_BYTES = 64 * 1024;
+export const DEFAULT_TAIL_LINES = READ_TAIL_LINES;
+/** Bound on the output one read returns. */
+export const DEFAULT_MAX_BYTES = READ_MAX_BYTES;
 /** Most lines a job's ring may keep: enough for any log a person reads back, and few enough that a
  * read of all of them (with their per-line overhead) still fits in one frame. */
 export const MAX_OUTPUT_LINES = 100_000;

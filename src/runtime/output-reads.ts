@@ -6,7 +6,8 @@
 import { HephError } from '../protocol/errors.js';
 import type { OutputRead, ReadReply, ReadWait } from '../protocol/messages.js';
 import type { PatternSpec } from '../protocol/pattern.js';
-import { buildReport, type JobReport, type KillOutcome, type WaitOutcome } from '../reports/report.js';
+import { buildReport, type JobReport } from '../reports/report.js';
+import type { KillOutcome, WaitOutcome } from '../facts.js';
 import type { Changes } from './changes.js';
 import { hasEnded, type JobRecord } from './job-record.js';
 import type { JobStates } from './job-states.js';

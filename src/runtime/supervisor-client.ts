@@ -30,25 +30,8 @@ export function supervisorEntry(): string {
 }
 
 /**
- * Node and V8 flags for the supervisor. Its garbage is short-lived and small (requests, replies,
- * /proc reads; output lands in preallocated arenas), but V8's default young generation grows to
- * tens of megabytes before it is collected, so the resident set crept from 52 to 117 MB over 3000
- * sequential jobs with nothing live behind it (capping the old space at 32 MB changed nothing: no
- * leak). A 1 MB semi-space keeps it flat near 63 MB and costs no measurable time
- * (bench: memory, jobs in sequence).
- *
- * `--v8-pool-size=1`: one V8 helper thread instead of four (a Node option, so it is not in V8's
- * flag hash). Each helper thread got its own malloc arena, which kept the compiler's freed zone
- * memory (~0.8 MB per thread, never given back); with one helper and one arena for every thread
- * (MALLOC_ARENA_MAX: supervisorEnvironment) the peak of 8 jobs flooding is 72.6 MB against 75.9-76.6
- * with four helpers and their arenas. V8's `--single-threaded` did that too (72.1 MB) but put V8's
- * flag hash off the default for good, so every built-in module the supervisor loads after boot
- * (net, streams: ~30 modules) compiled from source instead of from Node's code cache: 11 ms of
- * every start (63.9 against 52.7 ms median; bench: start, memory; flag-hash.ts sets the one flag
- * left back). The JIT off (--jitless, --lite-mode) saves 7 MB more (a 62.9-63.0 MB peak, still
- * over 60) but ingests 1.2M lines per CPU-second instead of 18-19M. --optimize-for-size (old-space
- * slack 2 MB instead of 8) flattened the sequence further (1.15-1.17x against 1.21x) but slowed
- * 2000-line status reads (2.45-2.59x raw against 2.13x), so it is not used.
+ * Node and V8 flags for the supervisor: a 1 MB semi-space keeps its short-lived garbage from growing
+ * its resident set, and one V8 helper thread one malloc arena (README, Benchmarks: Peak memory).
  */
 export const SUPERVISOR_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=1', '--v8-pool-size=1'];
 

@@ -8,7 +8,7 @@ import type net from 'node:net';
 import type { HelloReply, LostJob, SupervisorConfig, SupervisorEvent } from '../protocol/messages.js';
 import type { SupervisorLostError } from '../protocol/errors.js';
 import { SupervisorClient } from './supervisor-client.js';
-import { lockDirLimitations } from '../wording.js';
+import { lockDirLimitations } from '../wording/index.js';
 
 export interface KeeperEvents {
   onEvent(event: SupervisorEvent): void;

@@ -2,7 +2,7 @@
  * Asking the user before a level-2 call: once, always (the exact permission pattern is remembered,
  * no wildcard), or deny. With no approver configured, every such call is refused.
  */
-import * as say from '../wording.js';
+import * as say from '../wording/index.js';
 import type { ToolContext } from './context.js';
 import { refusal, type ToolResult } from './result.js';
 

@@ -1,6 +1,6 @@
 /** Where a tool call comes from (cwd, env, ref), and how a call's context falls back to the defaults. */
 import type { JobReport } from '../reports/report.js';
-import { toolsConfig } from '../wording.js';
+import { toolsConfig } from '../wording/index.js';
 
 /** Where a call comes from: the ref's worktree, the environment a shell command gets, the ref. */
 export interface ToolContext {

@@ -6,8 +6,8 @@
  * what a model is shown is the core below, converted per API. The keyword sets each API documents
  * are in `FLAVOR_KEYWORDS` (test/unit/tool-flavors.test.ts checks every definition against them).
  */
-import { toolsConfig } from '../wording.js';
-import type { JsonSchema } from './validate.js';
+import { toolsConfig } from '../wording/index.js';
+import type { JsonSchema } from '../facts.js';
 
 export type SchemaFlavor = 'anthropic' | 'openai' | 'openai-strict' | 'gemini' | 'mcp';
 

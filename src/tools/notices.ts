@@ -10,18 +10,13 @@
  * event is told once: what has been heard of a job only grows (waiting, started, ended). The
  * runtime's job events say when something may be due, so an answer with nothing new costs nothing.
  */
-import type { JobReport, ReportState } from '../reports/report.js';
-import type { JobRuntime } from '../runtime/job-runtime.js';
+import type { JobReport } from '../reports/report.js';
+import type { Dialect, ReportState } from '../facts.js';
+import type { ToolRuntime } from '../runtime/tool-port.js';
 import { DEFAULT_TAIL_LINES } from '../runtime/options.js';
-import { jobNotice, type Dialect, type JobNoticeFacts } from '../wording.js';
-import type { ToolResult } from './result.js';
+import { jobNotice } from '../wording/index.js';
+import type { JobNotice, ToolResult } from './result.js';
 import { highestLineShown } from './shown-lines.js';
-
-/** A job event the model had not heard of, as told at the end of an answer: its facts (wording.ts) and its line. */
-export interface JobNotice extends JobNoticeFacts {
-  /** The line as the model reads it, e.g. `(job 2 exited 1 0:42 npm test: 37 new lines; job_status {"id": 2} reads them)`. */
-  text: string;
-}
 
 /** A notice's line for a model (`tool`, its `text`) or for a person at the shell (`shell`: `status 2 reads them`). */
 export function noticeText(notice: JobNotice, dialect: Dialect = 'tool'): string {
@@ -29,7 +24,7 @@ export function noticeText(notice: JobNotice, dialect: Dialect = 'tool'): string
 }
 
 /** What the tracker uses of a runtime (the tools' runtime; `onJobEvent` is optional for hosts' own runtimes). */
-export type NoticeRuntime = Pick<JobRuntime, 'list' | 'status'> & Partial<Pick<JobRuntime, 'onJobEvent'>>;
+export type NoticeRuntime = Pick<ToolRuntime, 'job' | 'status' | 'onJobEvent'>;
 
 /** What the model has heard of one job; each flag only ever turns true. */
 interface Heard {
@@ -64,10 +59,9 @@ export class Notices {
   async take(): Promise<JobNotice[]> {
     if (!this.due && this.runtime.onJobEvent !== undefined) return [];
     this.due = false;
-    const now = new Map(this.runtime.list().map((report) => [report.id, report]));
     const told: { report: JobReport; event: JobNotice['event']; shown: number }[] = [];
     for (const [id, heard] of this.jobs) {
-      const report = now.get(id);
+      const report = this.runtime.job(id);
       if (!report) {
         this.jobs.delete(id); // forgotten by the runtime: nothing can be read of it any more
         continue;

@@ -4,8 +4,14 @@
  */
 import { HephError } from '../protocol/errors.js';
 import type { JobListReport, JobReport } from '../reports/report.js';
-import { errorText } from '../wording.js';
-import type { JobNotice } from './notices.js';
+import { errorText } from '../wording/index.js';
+import type { JobNoticeFacts } from '../facts.js';
+
+/** A job event the model had not heard of, as told at the end of an answer: its facts (src/facts.ts) and its line. */
+export interface JobNotice extends JobNoticeFacts {
+  /** The line as the model reads it, e.g. `(job 2 exited 1 0:42 npm test: 37 new lines; job_status {"id": 2} reads them)`. */
+  text: string;
+}
 
 export interface ToolResult {
   /** The answer exactly as the model reads it. */

@@ -16,7 +16,7 @@ import { MAX_COMMAND_BYTES } from '../runtime/options.js';
 import { MAX_PATTERN_CHARS } from '../protocol/pattern.js';
 import { TERMINAL_COLUMNS, TERMINAL_ROWS } from '../protocol/terminal.js';
 import { coreSchema } from './flavors.js';
-import type { JsonSchema } from './validate.js';
+import type { JsonSchema } from '../facts.js';
 
 export interface BackgroundToolInput {
   command: string;

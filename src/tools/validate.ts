@@ -1,31 +1,12 @@
 /**
  * A small validator for the subset of JSON Schema the tool inputs use (object, string, integer,
  * number, boolean, array; required; additionalProperties false; bounds). A model's input is
- * checked here before anything runs, and every problem is one sentence (src/wording.ts) that names
+ * checked here before anything runs, and every problem is one sentence (src/wording/) that names
  * the field, says what is accepted and shows what was received. No dependency: the schemas are
  * ours and small.
  */
-import { missingField, notAccepted, unknownField } from '../wording.js';
-
-export interface JsonSchema {
-  type?: 'object' | 'string' | 'integer' | 'number' | 'boolean' | 'array';
-  description?: string;
-  properties?: Record<string, JsonSchema>;
-  required?: readonly string[];
-  additionalProperties?: boolean;
-  items?: JsonSchema;
-  minItems?: number;
-  maxItems?: number;
-  minLength?: number;
-  maxLength?: number;
-  minimum?: number;
-  /** Greater than this, not equal. */
-  exclusiveMinimum?: number;
-  maximum?: number;
-  /** One of these values exactly (strings). */
-  enum?: readonly string[];
-  examples?: readonly unknown[];
-}
+import { missingField, notAccepted, unknownField } from '../wording/index.js';
+import type { JsonSchema } from '../facts.js';
 
 export type Validation<T> = { ok: true; value: T } | { ok: false; problem: string };
 

@@ -1,10 +1,10 @@
 /**
  * A call's `wait` under its context's `maxWaitMs` (a host whose client gives up sooner than a
  * wait may ask): the wait is cut to the cap, and when it then runs out, the report says it was
- * cut and names the job_status call that waits on for the rest (src/wording.ts, waitCut).
+ * cut and names the job_status call that waits on for the rest (src/wording/, waitCut).
  */
 import { reportText, type JobReport } from '../reports/report.js';
-import { stillWaiting } from '../wording.js';
+import { stillWaiting } from '../wording/index.js';
 
 /** The wait to run (ms), and the wait asked when it was cut. */
 export interface CappedWait {

@@ -5,7 +5,7 @@
  */
 import { constants as os } from 'node:os';
 import { native } from '../native.js';
-import { processStartTime, readProcStat, type ProcEntry } from '../platform/procfs.js';
+import { processStartTime, readProcStat, sameStartTime, type ProcEntry } from '../platform/procfs.js';
 import type { JobIdentity } from './strategy.js';
 
 const SIGKILL = os.signals.SIGKILL;
@@ -76,7 +76,7 @@ export function signalGroupOf(pid: number, start: string, signal: number): boole
   }
   try {
     const entry = readProcStat(pid);
-    if (entry === null || entry.start !== start || entry.pgid !== pid) return false;
+    if (entry === null || !sameStartTime(start, entry.start) || entry.pgid !== pid) return false;
     return native.signalPid(-pid, signal);
   } catch {
     return false; // EPERM: nothing in that group is ours to signal

@@ -22,6 +22,7 @@ import { hasZombieChildren } from './zombies.js';
 import { pipeInput, terminalInput, type JobInput } from './job-input.js';
 import { JobTerminal, openTerminal, terminalEnv, type Terminal } from './terminal.js';
 import { jobStats } from './stats.js';
+import { onHostBootClock } from '../platform/procfs.js';
 import { KeptFiles, KeptMemberFiles } from '../platform/kept-files.js';
 
 const SIGNALS: Record<SignalName, number> = { INT: os.signals.SIGINT, TERM: os.signals.SIGTERM, KILL: os.signals.SIGKILL };
@@ -257,7 +258,7 @@ export class SupervisedJob implements WaitableJob {
     register: (job: SupervisedJob) => void,
   ): Promise<SupervisedJob> {
     const { spawned, cgroup, terminal } = leader;
-    const reply: SpawnReply = { pid: spawned.pid, start: spawned.start, cgroup, method: spawned.method, startedAt: Date.now() };
+    const reply: SpawnReply = { pid: spawned.pid, start: spawned.start === null ? null : onHostBootClock(spawned.start), cgroup, method: spawned.method, startedAt: Date.now() };
     const job = new SupervisedJob(params, strategy, config, hooks, reply, spawned, terminal);
     try {
       job.setUp(spawned, terminal);

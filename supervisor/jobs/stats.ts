@@ -151,10 +151,6 @@ function cpuSecondsOf(identity: JobIdentity, pid: number): number | null {
   return Number.isFinite(ticks) ? ticks / USER_HZ : null;
 }
 
-/**
- * Usage of one job. `members` may be passed when the caller has just listed them (the /proc scan
- * of the process-group mode is the expensive part of this); otherwise they are asked for once.
- */
 /** The sum of a per-process reading over the members that could be read; null when none could. */
 function sumOver(pids: readonly number[], reading: (pid: number) => number | null): number | null {
   let sum = 0;
@@ -168,6 +164,10 @@ function sumOver(pids: readonly number[], reading: (pid: number) => number | nul
   return read > 0 ? sum : null;
 }
 
+/**
+ * Usage of one job. `members` may be passed when the caller has just listed them (the /proc scan
+ * of the process-group mode is the expensive part of this); otherwise they are asked for once.
+ */
 export function jobStats(
   strategy: Pick<ContainmentStrategy, 'members'>,
   identity: JobIdentity,

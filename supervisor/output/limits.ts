@@ -3,6 +3,7 @@
  * someone hands the ring. Messages name the limit, the accepted range and the value received.
  */
 import { checkInteger, describeValue } from '../../src/protocol/describe.js';
+import { OUTPUT_HEAD_LINES, OUTPUT_MAX_BYTES, OUTPUT_MAX_LINE_BYTES, OUTPUT_MAX_LINES } from '../../src/protocol/output.js';
 
 export interface OutputLimits {
   /** Completed lines kept. Default: 2000 (SPEC 5). */
@@ -15,12 +16,12 @@ export interface OutputLimits {
   headLines: number;
 }
 
-/** SPEC 5 defaults; the byte bound keeps 2000 long lines from costing 16 MiB per job. */
+/** SPEC 5 defaults, as src/protocol/output.ts gives them to both sides. */
 export const DEFAULT_OUTPUT_LIMITS: Readonly<OutputLimits> = Object.freeze({
-  maxLines: 2000,
-  maxLineBytes: 8192,
-  maxBytes: 4 * 1024 * 1024,
-  headLines: 20,
+  maxLines: OUTPUT_MAX_LINES,
+  maxLineBytes: OUTPUT_MAX_LINE_BYTES,
+  maxBytes: OUTPUT_MAX_BYTES,
+  headLines: OUTPUT_HEAD_LINES,
 });
 
 /** Bounds that keep the index's typed arrays and one line's buffer allocatable. */

@@ -3,7 +3,7 @@
  * after a seq), within a byte budget on the rendered text, plus the head lines (the first lines of
  * the job, kept after the ring wrapped) that the caller has not seen. Reads never consume output.
  */
-import type { OutputLine, OutputRead } from '../../src/protocol/output.js';
+import { READ_MAX_BYTES, READ_TAIL_LINES, type OutputLine, type OutputRead } from '../../src/protocol/output.js';
 import { checkInteger, describeValue } from '../../src/protocol/describe.js';
 import { STREAMS } from './line-index.js';
 import { clipUtf8, renderLine } from './render.js';
@@ -20,8 +20,8 @@ export interface ReadOptions {
 }
 
 /** Default read size: 50 lines (SPEC 5) within 64 KiB of text. */
-export const DEFAULT_TAIL = 50;
-export const DEFAULT_READ_BYTES = 64 * 1024;
+export const DEFAULT_TAIL = READ_TAIL_LINES;
+export const DEFAULT_READ_BYTES = READ_MAX_BYTES;
 
 /** A line as a ring keeps it: raw bytes, the stream's code, and the bytes cut from it. */
 export interface RawLine {

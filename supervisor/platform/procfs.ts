@@ -32,19 +32,73 @@ export function readProcStat(pid: number): ProcEntry | null {
     ppid: Number(fields[1]),
     pgid: Number(fields[2]),
     sid: Number(fields[3]),
-    start: fields[19] ?? '',
+    start: onHostBootClock(fields[19] ?? ''),
   };
 }
 
-/** Start time of a process in clock ticks since boot (field 22 of /proc/PID/stat): with the pid,
- * it names one process for good, so a recycled pid is told apart. Null when gone. */
+/** Start time of a process in clock ticks since the host's boot (field 22 of /proc/PID/stat): with
+ * the pid, it names one process for good, so a recycled pid is told apart. Null when gone. */
 export function processStartTime(pid: number): string | null {
   try {
     const text = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
-    return text.slice(text.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+    const field = text.slice(text.lastIndexOf(')') + 2).split(' ')[19];
+    return field === undefined ? null : onHostBootClock(field);
   } catch {
     return null;
   }
+}
+
+/** /proc's clock ticks per second (USER_HZ: 100 on every architecture Node runs on). */
+const CLOCK_TICKS_PER_S = 100;
+const NS_PER_TICK = 1e9 / CLOCK_TICKS_PER_S;
+
+export interface BootOffset {
+  /** Whole clock ticks the kernel adds to start times we read. */
+  ticks: number;
+  /** False when the offset is not a whole number of ticks: our readings may then be one tick off. */
+  exact: boolean;
+}
+
+/** The boot-time offset a `/proc/self/timens_offsets` text gives (none: the host's clock). */
+export function parseBootOffset(text: string): BootOffset {
+  const match = /^boottime\s+(-?\d+)\s+(\d+)\s*$/m.exec(text);
+  const seconds = match ? Number(match[1]) : 0;
+  const nanoseconds = match ? Number(match[2]) : 0;
+  return { ticks: seconds * CLOCK_TICKS_PER_S + Math.floor(nanoseconds / NS_PER_TICK), exact: nanoseconds % NS_PER_TICK === 0 };
+}
+
+let bootOffset: BootOffset | null = null;
+
+/** Our time namespace's boot-time offset (read once: setns is the only way to change it). */
+function timeNamespaceBootOffset(): BootOffset {
+  if (bootOffset !== null) return bootOffset;
+  let text = '';
+  try {
+    text = fs.readFileSync('/proc/self/timens_offsets', 'latin1');
+  } catch {
+    // No time namespaces in this kernel: every reader shares the host's boot clock.
+  }
+  bootOffset = parseBootOffset(text);
+  return bootOffset;
+}
+
+/**
+ * A start time as /proc shows it to us, on the host's boot clock: the kernel adds the reader's
+ * time-namespace offset, so without this two namespaces name one process differently (issue 28).
+ */
+export function onHostBootClock(ticks: string, offset: BootOffset = timeNamespaceBootOffset()): string {
+  return offset.ticks === 0 || !/^\d+$/.test(ticks) ? ticks : String(Number(ticks) - offset.ticks);
+}
+
+/**
+ * Whether `recorded` (a start time another instance may have read) names the process we read as
+ * `read`. Exact, except in a time namespace whose offset is not a whole number of ticks: our
+ * reading may then be one tick off, and a live process must never be taken for a stranger.
+ */
+export function sameStartTime(recorded: string, read: string | null, offset: BootOffset = timeNamespaceBootOffset()): boolean {
+  if (read === null) return false;
+  if (recorded === read) return true;
+  return !offset.exact && /^\d+$/.test(recorded) && /^\d+$/.test(read) && Math.abs(Number(recorded) - Number(read)) <= 1;
 }
 
 /**

@@ -12,7 +12,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_FRAME_BYTES } from '../../src/protocol/codec.js';
 import type { SupervisorConfig } from '../../src/protocol/messages.js';
-import { supervisorInstance } from '../../src/testing.js';
+import { supervisorInstance, toolPort } from '../../src/testing.js';
 import { startBareSupervisor, waitForLines } from '../helpers/hardening.js';
 import { isRunning } from '../helpers/kernel.js';
 import { modeRows } from '../helpers/modes.js';
@@ -41,7 +41,7 @@ describe.each(modeRows())('replies larger than a frame (%s)', (mode, skip) => {
     await waitForLines(runtime, job.id, (lines) => lines.includes('done'), 'the last line');
     const supervisor = supervisorInstance(runtime);
 
-    const largest = runtime.settings.maxReadBytes;
+    const largest = toolPort(runtime).settings.maxReadBytes;
     console.log(`[${mode}] largest maxBytes accepted: ${largest} (frame limit ${MAX_FRAME_BYTES})`);
     expect(largest).toBeLessThan(MAX_FRAME_BYTES);
     await expect(runtime.status(job.id, { lines: 100, maxBytes: MAX_FRAME_BYTES })).rejects.toThrow(

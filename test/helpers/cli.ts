@@ -11,6 +11,7 @@ import path from 'node:path';
 import { afterEach } from 'vitest';
 import { isReaped, see, waitUntil, type SeenProcess } from './kernel.js';
 import { signalIfSame } from './signal.js';
+import { Waiters } from './waiters.js';
 import { FIXTURES } from './runtime.js';
 
 export const CLI = path.resolve(import.meta.dirname, '../../dist/src/cli/main.js');
@@ -53,7 +54,7 @@ export class CliProcess {
   private cursor = 0;
   /** The temporary XDG state directory made for this process, removed after it. */
   private readonly stateDir: string | null;
-  private readonly waiters = new Set<() => void>();
+  private readonly waiters = new Waiters(() => this.transcript());
 
   constructor(args: readonly string[], options: CliOptions = {}) {
     const command = options.pty ? ['python3', RELAY, '120', '40', process.execPath, CLI, ...args] : [process.execPath, CLI, ...args];
@@ -84,35 +85,13 @@ export class CliProcess {
   }
 
   private changed(): void {
-    for (const waiter of [...this.waiters]) waiter();
+    this.waiters.changed();
   }
 
   /** Resolves with `check()`'s first truthy value, re-checked on every output; fails after `ms` showing all output. */
   until<T>(check: () => T | null | undefined | false, what: string, ms = 20_000): Promise<T> {
-    return new Promise((resolve, reject) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.waiters.delete(test);
-      };
-      const test = () => {
-        const value = check();
-        if (value) {
-          done();
-          resolve(value);
-        } else if (this.child.exitCode !== null || this.child.signalCode !== null) {
-          if (!running.has(this)) {
-            done();
-            reject(new Error(`heph-jobs exited while waiting for ${what}\n${this.transcript()}`));
-          }
-        }
-      };
-      const timer = setTimeout(() => {
-        this.waiters.delete(test);
-        reject(new Error(`timed out after ${ms} ms waiting for ${what}\n${this.transcript()}`));
-      }, ms);
-      this.waiters.add(test);
-      test();
-    });
+    const exited = () => (this.child.exitCode !== null || this.child.signalCode !== null) && !running.has(this);
+    return this.waiters.until(check, what, ms, () => (exited() ? 'heph-jobs exited' : null));
   }
 
   /** Waits for `pattern` in the (plain) output after the last match; returns the text up to and including it. */

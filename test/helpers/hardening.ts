@@ -17,7 +17,7 @@ import type { JobRuntime } from '../../src/index.js';
 import type { SupervisorConfig } from '../../src/protocol/messages.js';
 import { processesWithEnv } from './kernel.js';
 import { prng } from './random.js';
-import { waitFor } from '../../src/testing.js';
+import { waitFor, toolPort } from '../../src/testing.js';
 import { afterEach } from 'vitest';
 export { prng };
 
@@ -155,7 +155,7 @@ export async function waitForLines(
 ): Promise<string[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const report = await runtime.status(id, { lines: 1_000_000, maxBytes: runtime.settings.maxReadBytes });
+    const report = await runtime.status(id, { lines: 1_000_000, maxBytes: toolPort(runtime).settings.maxReadBytes });
     const lines = report.output?.lines.map((line) => line.text) ?? [];
     if (predicate(lines)) return lines;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} in job ${id}; last report:\n${report.text.slice(-4000)}`);

@@ -11,6 +11,7 @@ import { afterEach, expect } from 'vitest';
 import { CLI } from './cli.js';
 import { isReaped, see, waitUntil, type SeenProcess } from './kernel.js';
 import { signalIfSame } from './signal.js';
+import { Waiters } from './waiters.js';
 
 export interface McpConnection {
   client: Client;
@@ -82,7 +83,7 @@ export class RawMcp {
   readonly stdoutEnded: Promise<void>;
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private partial = '';
-  private readonly waiters = new Set<() => void>();
+  private readonly waiters = new Waiters(() => this.transcript());
   private server: SeenProcess | null = null;
 
   constructor(mode: string, args: readonly string[] = []) {
@@ -119,7 +120,7 @@ export class RawMcp {
   }
 
   private changed(): void {
-    for (const waiter of [...this.waiters]) waiter();
+    this.waiters.changed();
   }
 
   /** Writes one line: `message` as JSON, or as it is when it is a string. */
@@ -136,21 +137,7 @@ export class RawMcp {
 
   /** Resolves with `check()`'s first truthy value, re-checked on every line; fails after `ms` showing everything read. */
   until<T>(check: () => T | null | undefined | false, what: string, ms = 10_000): Promise<T> {
-    return new Promise((resolve, reject) => {
-      const test = () => {
-        const value = check();
-        if (!value) return;
-        clearTimeout(timer);
-        this.waiters.delete(test);
-        resolve(value);
-      };
-      const timer = setTimeout(() => {
-        this.waiters.delete(test);
-        reject(new Error(`timed out after ${ms} ms waiting for ${what}\n${this.transcript()}`));
-      }, ms);
-      this.waiters.add(test);
-      test();
-    });
+    return this.waiters.until(check, what, ms);
   }
 
   /** The message that answers request `id`. */

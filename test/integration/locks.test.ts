@@ -12,7 +12,7 @@ import type { JobRuntime } from '../../src/index.js';
 import { see, waitForFile, waitUntil } from '../helpers/kernel.js';
 import { modeRows } from '../helpers/modes.js';
 import { FIXTURES, startRuntime, tempDir, waitForOutput } from '../helpers/runtime.js';
-import { killSupervisor, settledLostCleanups, supervisorInstance, waitFor } from '../../src/testing.js';
+import { killSupervisor, settledLostCleanups, supervisorInstance, waitFor, toolPort } from '../../src/testing.js';
 
 /** A job that records its pids (leader and a child) in DIR/NAME, then prints "up". */
 function recordingJob(dir: string, name: string): string {
@@ -41,7 +41,7 @@ describe.each(modeRows())('resource locks (%s)', (mode, skip) => {
     const second = runtime.background({ command: checkingJob(dir, 'first'), locks: ['port:5173'] });
     await waitFor(runtime, () => state(runtime, first.id + 1) === 'waiting', 5000);
     expect(runtime.list().find((job) => job.id === first.id + 1)?.text).toContain('waits for its locks: port:5173');
-    expect(runtime.heldResources(first.id).map((res) => res.resource)).toEqual(['port:5173']);
+    expect(toolPort(runtime).held(first.id).map((res) => res.resource)).toEqual(['port:5173']);
     await runtime.kill(first.id);
     const report = await second;
     expect(report.state).toBe('running');
@@ -78,7 +78,7 @@ describe.each(modeRows())('resource locks (%s)', (mode, skip) => {
     const holder = await runtime.background({ command: 'exec sleep 1000', locks: ['worktree:main'] });
     const publication = runtime.locks.acquire({ label: 'publication' }, ['worktree:main']);
     await waitFor(runtime, () => runtime.locks.waiting === 1, 5000);
-    const killed = await runtime.userKill(holder.id);
+    const killed = await toolPort(runtime).userKill(holder.id);
     expect(killed.state).toBe('killed');
     const lease = await publication;
     expect(lease.resources.map((res) => res.resource)).toEqual(['worktree:main']);

@@ -9,7 +9,7 @@ import { createTools, type JobRuntime, type Tools } from '../../src/index.js';
 import { EofOracle } from '../helpers/kernel.js';
 import { modeRows } from '../helpers/modes.js';
 import { startRuntime, waitForOutput } from '../helpers/runtime.js';
-import { waitFor } from '../../src/testing.js';
+import { waitFor, toolPort } from '../../src/testing.js';
 
 const MiB = 1024 * 1024;
 
@@ -135,7 +135,7 @@ async function flood(runtime: JobRuntime, command: string, supervisorPid: number
   const started = await runtime.background({ command });
   // No back-pressure: the job finishes with nobody reading its output (a blocked writer never would).
   await waitCleanedUp(runtime, started.id, 120_000);
-  const final = await runtime.status(started.id, { lines: 1_000_000, maxBytes: runtime.settings.maxReadBytes });
+  const final = await runtime.status(started.id, { lines: 1_000_000, maxBytes: toolPort(runtime).settings.maxReadBytes });
   return { final, peak: supervisorMemory(supervisorPid).hwm };
 }
 

@@ -14,7 +14,7 @@ import { waitForLines, within } from '../helpers/hardening.js';
 import { normalizeResources } from '../../src/locks/index.js';
 import { modeRows } from '../helpers/modes.js';
 import { FIXTURES, startRuntime, tempDir, waitForOutput } from '../helpers/runtime.js';
-import { killSupervisor, settledLostCleanups, supervisorInstance, supervisorPid, waitFor } from '../../src/testing.js';
+import { killSupervisor, settledLostCleanups, supervisorInstance, supervisorPid, waitFor, toolPort } from '../../src/testing.js';
 
 /** An approver that answers from a script (default "once") and records every question. */
 function approver(answers: Record<string, ApprovalAnswer> = {}, fallback: ApprovalAnswer = 'once') {
@@ -243,7 +243,7 @@ describe.each(modeRows())('the tools against real jobs (%s)', (mode, skip) => {
     try {
       const started = await tools.background.run({ command: `${oracle.prefix} exec ${FIXTURES}/forever.sh`, locks: ['port:5173'] });
       expect(started).toMatch(/^job 0 running /);
-      expect(runtime.heldResources(0).map((res) => res.resource)).toEqual(['port:5173', 'worktree:main']);
+      expect(toolPort(runtime).held(0).map((res) => res.resource)).toEqual(['port:5173', 'worktree:main']);
       const questions = asked.length;
 
       const status = await tools.job_status.run({ id: 0 });
@@ -272,7 +272,7 @@ describe.each(modeRows())('the tools against real jobs (%s)', (mode, skip) => {
       expect(await tools.userKill(0)).toMatch(/^job 0 killed SIGTERM /);
       expect(oracle.closed || (await oracle.eofWithin(5_000))).toBe(true);
       await waitCleanedUp(runtime, 0);
-      expect(runtime.heldResources(0)).toEqual([]);
+      expect(toolPort(runtime).held(0)).toEqual([]);
       expect(await tools.job_status.run({ id: 0 })).toMatch(/^job 0 killed SIGTERM /);
     } finally {
       oracle.dispose();

@@ -12,6 +12,7 @@ import { createTools } from '../../src/index.js';
 import { EofOracle } from '../helpers/kernel.js';
 import { modeRows } from '../helpers/modes.js';
 import { FIXTURES, startRuntime, waitForOutput } from '../helpers/runtime.js';
+import { toolPort } from '../../src/testing.js';
 
 describe.each(modeRows())('wording the model can act on (%s)', (mode, skip) => {
   it.skipIf(skip)('a job that ignored INT and still runs says so and names TERM, then KILL; one that ends on INT does not', async () => {
@@ -25,7 +26,7 @@ describe.each(modeRows())('wording the model can act on (%s)', (mode, skip) => {
       expect(answer.job?.state).toBe('running');
       expect(oracle.closed).toBe(false); // kernel truth: the job still holds the FIFO
       const lines = answer.text.split('\n');
-      const grace = runtime.settings.killGraceMs / 1000;
+      const grace = toolPort(runtime).settings.killGraceMs / 1000;
       expect(lines.at(-2)).toBe(`(job 0 ignored SIGINT for 0.3s and still runs; job_kill {"id": 0} sends SIGTERM, then SIGKILL after ${grace}s)`);
       // Before: the plain report of a running job, its output and then "job_kill stops it", as if
       // nothing had been tried.

@@ -38,12 +38,12 @@ describe('the layers of the built tree', () => {
     const planted = new Map<string, string>([
       [path.join(SUPERVISOR, 'planted.js'), "import { JobRuntime } from '../src/runtime/job-runtime.js';\nimport '../src/protocol/codec.js';"],
       [path.join(SRC, 'planted.js'), "export { native } from '../supervisor/native.js';"],
-      [path.join(PROTOCOL, 'planted.js'), "const wording = await import('../wording.js');"],
+      [path.join(PROTOCOL, 'planted.js'), "const wording = await import('../wording/index.js');"],
     ]);
     const graph = walk([...planted.keys()], (file) => planted.get(file) ?? '');
     expect(violations(graph, layerRule).sort()).toEqual([
       'src/planted.js -> supervisor/native.js',
-      'src/protocol/planted.js -> src/wording.js',
+      'src/protocol/planted.js -> src/wording/index.js',
       'supervisor/planted.js -> src/runtime/job-runtime.js',
     ]);
   });
@@ -90,14 +90,15 @@ describe('the public type declarations', () => {
  */
 const SRC_RULES: Record<string, { values: string[]; types?: string[] }> = {
   protocol: { values: [] },
-  runtime: { values: ['protocol', 'locks', 'reports', 'wording'] },
-  locks: { values: ['protocol', 'wording'] },
-  reports: { values: ['protocol', 'wording'], types: ['runtime'] },
-  wording: { values: ['protocol'], types: ['reports', 'tools'] },
-  tools: { values: ['runtime', 'locks', 'reports', 'wording', 'protocol'] },
+  facts: { values: ['protocol'] },
+  wording: { values: ['protocol', 'facts'] },
+  runtime: { values: ['protocol', 'facts', 'locks', 'reports', 'wording'] },
+  locks: { values: ['protocol', 'facts', 'wording'] },
+  reports: { values: ['protocol', 'facts', 'wording'] },
+  tools: { values: ['runtime', 'locks', 'reports', 'wording', 'protocol', 'facts'] },
   cli: { values: ['tools', 'runtime', 'reports'], types: ['protocol'] },
   testing: { values: ['runtime'] },
-  index: { values: ['protocol', 'runtime', 'locks', 'reports', 'tools', 'wording'] },
+  index: { values: ['protocol', 'facts', 'runtime', 'locks', 'reports', 'tools', 'wording'] },
 };
 
 const SOURCE_ROOT = path.resolve(import.meta.dirname, '../../src');
@@ -125,21 +126,26 @@ function srcViolations(sources: Map<string, string>): string[] {
   return out;
 }
 
+/** Every source file of src/ and its text. */
+function srcSources(): Map<string, string> {
+  return new Map(
+    fs
+      .readdirSync(SOURCE_ROOT, { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
+      .map((entry) => [path.join(entry.parentPath, entry.name), fs.readFileSync(path.join(entry.parentPath, entry.name), 'utf8')] as const),
+  );
+}
+
 describe("the README's map of src/", () => {
   it('every import between src/ folders is one the map allows', () => {
-    const sources = new Map(
-      fs
-        .readdirSync(SOURCE_ROOT, { recursive: true, withFileTypes: true })
-        .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
-        .map((entry) => [path.join(entry.parentPath, entry.name), fs.readFileSync(path.join(entry.parentPath, entry.name), 'utf8')] as const),
-    );
+    const sources = srcSources();
     expect(sources.size).toBeGreaterThan(40);
     expect(srcViolations(sources)).toEqual([]);
   });
 
-  it('negative control: the protocol importing wording, and locks importing tools by value, are caught', () => {
+  it('negative control: the protocol importing wording, locks importing tools, reports naming a runtime type, are caught', () => {
     const planted = new Map([
-      [path.join(SOURCE_ROOT, 'protocol', 'planted.ts'), "import { say } from '../wording.js';"],
+      [path.join(SOURCE_ROOT, 'protocol', 'planted.ts'), "import { say } from '../wording/index.js';"],
       [path.join(SOURCE_ROOT, 'locks', 'planted.ts'), "import { createTools } from '../tools/index.js';\nimport type { Tools } from '../tools/index.js';"],
       [path.join(SOURCE_ROOT, 'reports', 'planted.ts'), "import type { JobRecord } from '../runtime/job-record.js';"],
     ]);
@@ -147,6 +153,53 @@ describe("the README's map of src/", () => {
       'locks -> tools (type) in locks/planted.ts',
       'locks -> tools in locks/planted.ts',
       'protocol -> wording in protocol/planted.ts',
+      'reports -> runtime (type) in reports/planted.ts',
     ]);
+  });
+});
+
+/** The circles in the import graph of `sources` (type imports included): each as its files, sorted. */
+function importCircles(sources: Map<string, string>): string[][] {
+  const edges = new Map<string, string[]>();
+  for (const [file, text] of sources) {
+    const targets = [...text.matchAll(/^(?:import|export)(?:\s+type)?[^'"]*?from\s*'(\.[^']+)'/gm)].map((match) => path.resolve(path.dirname(file), match[1]!).replace(/\.js$/, '.ts'));
+    edges.set(file, targets.filter((target) => sources.has(target)));
+  }
+  // Tarjan's strongly connected components: a component of two or more files is a circle.
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const circles: string[][] = [];
+  const visit = (file: string) => {
+    index.set(file, index.size);
+    low.set(file, index.get(file)!);
+    stack.push(file);
+    for (const target of edges.get(file)!) {
+      if (!index.has(target)) visit(target);
+      if (stack.includes(target)) low.set(file, Math.min(low.get(file)!, low.get(target)!));
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const component = stack.splice(stack.indexOf(file));
+    if (component.length > 1) circles.push(component.map((entry) => path.relative(SOURCE_ROOT, entry)).sort());
+  };
+  for (const file of sources.keys()) if (!index.has(file)) visit(file);
+  return circles;
+}
+
+describe('the import graph of src/', () => {
+  it('has no circle, type imports included', () => {
+    const sources = srcSources();
+    expect(sources.size).toBeGreaterThan(40);
+    expect(importCircles(sources)).toEqual([]);
+  });
+
+  it('negative control: a type import back from the wording to the reports is a circle', () => {
+    const planted = new Map([
+      [path.join(SOURCE_ROOT, 'reports', 'report.ts'), "import { say } from '../wording/index.js';"],
+      [path.join(SOURCE_ROOT, 'wording', 'index.ts'), "export * from './reports.js';"],
+      [path.join(SOURCE_ROOT, 'wording', 'reports.ts'), "import type { JobReport } from '../reports/report.js';"],
+      [path.join(SOURCE_ROOT, 'facts.ts'), "import type { JobStats } from './protocol/stats.js';"],
+    ]);
+    expect(importCircles(planted)).toEqual([['reports/report.ts', 'wording/index.ts', 'wording/reports.ts']]);
   });
 });

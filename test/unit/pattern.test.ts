@@ -9,7 +9,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { compileLinePattern, compileLinePatternByEngine, MAX_PATTERN_CHARS, MAX_PATTERN_INSTRUCTIONS, type CompiledPattern } from '../../src/protocol/pattern.js';
-import { inputProblem } from '../../src/wording.js';
+import { inputProblem } from '../../src/wording/index.js';
 
 function compiled(source: string, flags = '') {
   const result = compileLinePattern({ source, flags });

@@ -21,7 +21,7 @@ import {
 import { LockTable, LockTimeoutError, normalizeResources, type NormalizedResource } from '../../src/locks/index.js';
 import { normalizeOptions } from '../../src/runtime/options.js';
 import { validate } from '../../src/tools/validate.js';
-import { describeAccepted } from '../../src/wording.js';
+import { describeAccepted } from '../../src/wording/index.js';
 import { backgroundSchema, jobStatusSchema } from '../../src/tools/schema.js';
 
 const limits = { maxJobs: 8, outputLines: normalizeOptions({}).outputLines };
@@ -86,8 +86,14 @@ function fakeRuntime(jobs: FakeJob[] = [], overrides: Partial<ToolRuntime> = {})
       calls.userKill.push(id);
       return { ...report(find(id)), text: `user killed job ${id}` };
     },
-    heldResources: (id) => [...(find(id).held ?? [])],
-    wantedResources: (id) => (find(id).state === 'waiting' ? [...(find(id).wants ?? [])] : []),
+    job: (id) => {
+      const job = jobs.find((candidate) => candidate.id === id);
+      return job === undefined ? undefined : report(job);
+    },
+    jobIds: () => jobs.map((job) => job.id),
+    running: () => jobs.filter((job) => job.state === 'running'),
+    held: (id) => [...(find(id).held ?? [])],
+    wanted: (id) => (find(id).state === 'waiting' ? [...(find(id).wants ?? [])] : []),
     ...overrides,
   };
   return { runtime, calls };
