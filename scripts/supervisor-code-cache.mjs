@@ -4,7 +4,7 @@
  * Run by the build (scripts/bundle-supervisor.mjs) and at install (scripts/install.mjs: a packed
  * package's dist was built by another Node, whose cache this one would reject). Two steps, each in
  * a child with no flags of its own (V8 stamps the cache with a hash of its flags; the supervisor's
- * V8 reports the default ones: supervisor/flag-hash.ts):
+ * hash as the default ones: supervisor/flag-hash.ts):
  *   1. the cold cache: the bundle compiled, not run (its top-level code);
  *   2. the warm-up: a real runtime starts a real supervisor (HEPH_JOBS_WARM_CODE_CACHE=1), says
  *      hello and closes it; the supervisor rewrites the cache at exit with every function its start

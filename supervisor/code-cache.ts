@@ -104,7 +104,7 @@ function writeCacheFile(file: string, hash: string, data: Buffer): void {
 
 /**
  * Writes the cache for `file` (a bundle whose last line names its hash) without running it. Run it
- * in a process with the flags the supervisor's V8 reports (none of its own; see flag-hash.ts): V8
+ * in a process whose flags hash as the supervisor's do (none of its own; see flag-hash.ts): V8
  * stamps the data with a hash of the flags and rejects it under others. Only the top-level code is
  * compiled here, which in a one-scope bundle is every module's initialisation; functions compile
  * when first called, so the build then replaces it with a warm one (runBundle's warmAtExit).

@@ -1,8 +1,8 @@
 /**
  * The supervisor process's first module, bundled on its own into dist/supervisor/supervisor.launch.cjs
- * (scripts/bundle-supervisor.mjs) and started by the runtime: it sets the heap setup flags back to
- * their defaults (flag-hash.ts: so that V8 accepts the code caches), then runs the supervisor
- * bundle from its V8 code cache (code-cache.ts). Without a fitting cache the bundle compiles from
+ * (scripts/bundle-supervisor.mjs) and started by the runtime: it sets the heap setup flags back
+ * to their defaults where V8 hashes them (flag-hash.ts: so that V8 accepts the code caches), then
+ * runs the supervisor bundle from its V8 code cache (code-cache.ts). Without a fitting cache the bundle compiles from
  * source, as it would without this file. HEPH_JOBS_WARM_CODE_CACHE=1 is the build's warm-up run
  * (scripts/supervisor-code-cache.mjs): the cache is rewritten at exit with what the run compiled.
  */
