@@ -61,3 +61,11 @@ export function withoutLockVault(runtime: JobRuntime): void {
 export function toolPort(runtime: JobRuntime) {
   return toolPortOf(runtime);
 }
+
+/**
+ * Has the runtime's next supervisor die (SIGKILL to itself) while it starts: at the start of its
+ * hello (`hello`), or once it has adopted the vault's leases (`hello-adopted`). Once only.
+ */
+export function dieAtNextSupervisorStart(runtime: JobRuntime, step: 'hello' | 'hello-adopted'): void {
+  internalsOf(runtime).dieAtNextStart(step);
+}

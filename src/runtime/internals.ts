@@ -15,6 +15,7 @@ export interface RuntimeInternals {
   supervisorDiagnostics(): Promise<Replies['diagnostics']>;
   disableLockVault(): void;
   requestsSent(): number;
+  dieAtNextStart(step: 'hello' | 'hello-adopted'): void;
 }
 
 const registry = new WeakMap<object, RuntimeInternals>();

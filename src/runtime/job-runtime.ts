@@ -65,6 +65,7 @@ export class JobRuntime {
     this.keeper = new SupervisorKeeper(() => this.supervisorConfig(), {
       onEvent: (event) => this.onEvent(event),
       onLost: (dead, error) => this.onLost(dead, error),
+      onStarted: (client) => void this.keeper.track(this.takeOver(client)),
     });
     this.jobs = new JobRegistry(options.keepFinished, (record) => {
       const supervisor = this.keeper.current;
@@ -91,6 +92,9 @@ export class JobRuntime {
       waitFor: (predicate, ms) => this.changes.until(predicate, ms),
       supervisorDiagnostics: async () => (await this.keeper.ensure()).request('diagnostics', {}),
       requestsSent: () => this.keeper.current?.requestsSent ?? 0,
+      dieAtNextStart: (step) => {
+        this.keeper.nextStartEnv = { HEPH_JOBS_INJECT_FAULT: `die-at-${step}` };
+      },
     });
   }
 
@@ -488,30 +492,24 @@ export class JobRuntime {
       const leader = record.endedAt === null || record.state === 'lost';
       return { cgroup: record.cgroup, pid: leader ? record.pid : null, start: leader ? record.pidStart : null };
     });
-    void this.keeper.track(
-      this.keeper
-        .cleanupAfter(dead, leftovers, this.closed)
-        .catch(() => undefined)
-        .then(() => {
-          for (const record of orphaned) this.states.cleanedUp(record);
-          this.changes.notify();
-        }),
-    );
+    // Reported cleaned up only once a supervisor did it (each new one takes over what is owed).
+    void this.keeper.oweCleanup(dead, leftovers).then((refused) => {
+      for (const record of orphaned) {
+        if (refused) record.reason = `${record.reason ?? 'its supervisor died'}; stopping what is left of it failed: ${refused.message}`;
+        else this.states.cleanedUp(record);
+      }
+      this.changes.notify();
+    });
     this.changes.notify();
-    if (!this.closed) void this.keeper.track(this.carryLeasesOver(dead));
   }
 
   /**
-   * The dead supervisor's leases move to the fresh one: kept all along in the lock vault, or, when
-   * not, taken again, and then reported, since another runtime could have had them in between.
+   * A supervisor came up: the leases lost supervisors held move to it (kept all along in the lock
+   * vault, or, when not, taken again), and are reported when another runtime could have had them.
    */
-  private async carryLeasesOver(dead: SupervisorClient): Promise<void> {
-    try {
-      const { open, contended } = await this.lockBackend.retake(dead);
-      if (open.length > 0) process.emitWarning(lockBreachWarning(open, contended), { code: 'HEPH_JOBS_LOCK_BREACH' });
-    } catch {
-      // No fresh supervisor could be started: the next call will say so.
-    }
+  private async takeOver(client: SupervisorClient): Promise<void> {
+    const { open, contended } = await this.lockBackend.takeOver(client);
+    if (open.length > 0) process.emitWarning(lockBreachWarning(open, contended), { code: 'HEPH_JOBS_LOCK_BREACH' });
   }
 }
 

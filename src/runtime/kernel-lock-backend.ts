@@ -15,7 +15,7 @@ interface HeldLease {
   supervisor: SupervisorClient;
 }
 
-/** What became of the leases a dead supervisor held (see `retake`). */
+/** What became of the leases lost supervisors held (see `takeOver`). */
 export interface RetakeOutcome {
   /** Resources whose kernel locks were not kept through the crash: another runtime could take them meanwhile. */
   open: string[];
@@ -25,14 +25,13 @@ export interface RetakeOutcome {
 
 export interface KernelLockBackend extends LockBackend {
   /**
-   * After a supervisor died: the leases it held were kept in the lock vault and the fresh
-   * supervisor adopted them (their kernel locks never went), so they simply move to it. A lease
-   * the vault did not keep is reported open; the host's own such leases are taken again in the
-   * fresh supervisor (a job's stays with its lost job, released once what is left of it is
-   * stopped). Adopted leases this runtime no longer holds (released while no supervisor ran) are
-   * released in the fresh supervisor.
+   * Called for every supervisor that comes up, before anything else is asked of it: the leases
+   * lost supervisors held move to it. Those the vault kept it adopted (their kernel locks never
+   * went); one the vault did not keep is reported open, and the host's own such leases are taken
+   * again in it (a job's stays with its lost job, released once what is left of it is stopped).
+   * Adopted leases this runtime no longer holds (released while no supervisor ran) are released.
    */
-  retake(lost: SupervisorClient): Promise<RetakeOutcome>;
+  takeOver(supervisor: SupervisorClient): Promise<RetakeOutcome>;
 }
 
 function lockRequest(lease: number, resources: readonly NormalizedResource[], owner: LockOwner): RequestBody<'lock'> {
@@ -50,23 +49,20 @@ export function kernelLockBackend(supervisorFor: () => Promise<SupervisorClient>
   let nextLease = 1;
   const held = new Map<number, HeldLease>();
   return {
-    async retake(lost) {
+    takeOver(supervisor) {
       const outcome: RetakeOutcome = { open: [], contended: [] };
-      const supervisor = await supervisorFor();
+      // Synchronous up to the retakes: the unlocks leave before any call's request to it.
       const adopted = new Set(supervisor.hello?.vault.adopted ?? []);
       for (const lease of adopted) {
         if (!held.has(lease)) void supervisor.request('unlock', { lease }).catch(() => undefined);
       }
       const retaking: Promise<void>[] = [];
       for (const [lease, entry] of held) {
-        if (entry.supervisor !== lost) continue;
-        if (adopted.has(lease)) {
-          entry.supervisor = supervisor;
-          continue;
-        }
+        if (entry.supervisor === supervisor || !entry.supervisor.isLost) continue;
+        entry.supervisor = supervisor;
+        if (adopted.has(lease)) continue;
         outcome.open.push(...entry.resources.map((res) => res.resource));
         if (typeof entry.owner.jobId === 'number') continue;
-        entry.supervisor = supervisor;
         retaking.push(
           (async () => {
             const taken = supervisor.request('lock', lockRequest(lease, entry.resources, entry.owner));
@@ -77,8 +73,7 @@ export function kernelLockBackend(supervisorFor: () => Promise<SupervisorClient>
           })(),
         );
       }
-      await Promise.all(retaking);
-      return outcome;
+      return Promise.all(retaking).then(() => outcome);
     },
     acquire: async (resources, owner, signal) => {
       const supervisor = await supervisorFor();
@@ -96,8 +91,10 @@ export function kernelLockBackend(supervisorFor: () => Promise<SupervisorClient>
       return {
         release: () => {
           held.delete(lease);
-          // The lease may have moved to a fresh supervisor since (retake).
+          // The lease may have moved to a fresh supervisor since (takeOver). With none running, the
+          // vault still holds it: the next one to come up releases it, so one is started now.
           if (!entry.supervisor.isLost) void entry.supervisor.request('unlock', { lease }).catch(() => undefined);
+          else void supervisorFor().catch(() => undefined);
         },
       };
     },

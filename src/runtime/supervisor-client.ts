@@ -53,7 +53,7 @@ const STDERR_TAIL_LINES = 20;
 
 export interface SupervisorClientEvents {
   onEvent(event: SupervisorEvent): void;
-  onLost(error: SupervisorLostError): void;
+  onLost(error: SupervisorLostError, client: SupervisorClient): void;
 }
 
 /**
@@ -105,7 +105,8 @@ export class SupervisorClient {
     (child.stderr as net.Socket | null)?.unref?.();
   }
 
-  static async start(config: SupervisorConfig, events: SupervisorClientEvents, vault: VaultHandoff = { mode: 'none' }): Promise<SupervisorClient> {
+  /** `env`: added to the supervisor's environment (tests: HEPH_JOBS_INJECT_FAULT). */
+  static async start(config: SupervisorConfig, events: SupervisorClientEvents, vault: VaultHandoff = { mode: 'none' }, env: NodeJS.ProcessEnv = {}): Promise<SupervisorClient> {
     const stdin = vault.mode === 'create' ? 'pipe' : vault.mode === 'inherit' ? vault.carrier : 'ignore';
     const child = spawn(process.execPath, [...SUPERVISOR_NODE_FLAGS, supervisorEntry()], {
       // Its own session and process group: a Ctrl-C at the runtime's terminal must not reach it.
@@ -118,6 +119,7 @@ export class SupervisorClient {
         // which may even spawn `getconf`); a child spawned by libuv inside the supervisor would
         // race our reaper for its exit status. The pure-JS decoder is fast enough for our frames.
         MSGPACKR_NATIVE_ACCELERATION_DISABLED: 'true',
+        ...env,
       },
     });
     if (child.pid === undefined) {
@@ -136,6 +138,9 @@ export class SupervisorClient {
     } catch (error) {
       client.carrier?.destroy();
       client.carrier = null;
+      // Never used, and gone before the caller starts another on the same vault.
+      client.closing = true;
+      await client.terminated();
       throw error;
     }
     return client;
@@ -247,7 +252,7 @@ export class SupervisorClient {
     this.socket.destroy();
     for (const waiter of this.pending.values()) waiter.reject(error);
     this.pending.clear();
-    if (!this.closing) this.events.onLost(error);
+    if (!this.closing) this.events.onLost(error, this);
   }
 }
 

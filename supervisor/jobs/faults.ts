@@ -20,3 +20,11 @@ export function injectFault(step: FaultStep): void {
   const { code, errno, syscall, text } = FAULTS[step];
   throw Object.assign(new Error(`${code}: ${text} (injected by a test at ${step})`), { code, errno, syscall });
 }
+
+/** Steps at which a test has the supervisor die as a crash would (SIGKILL to itself). */
+export type DeathStep = 'hello' | 'hello-adopted';
+
+/** Dies at `step` when a test asked for it: a supervisor killed while it starts. */
+export function dieIfInjected(step: DeathStep): void {
+  if (INJECTED === `die-at-${step}`) process.kill(process.pid, 'SIGKILL');
+}

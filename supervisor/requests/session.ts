@@ -3,6 +3,7 @@
  * diagnostics, shutdown, and cleanup-lost (stop what a dead supervisor left behind).
  */
 import { spawnsOnThreads } from '../jobs/leader-spawn.js';
+import { dieIfInjected } from '../jobs/faults.js';
 import { ProtocolError } from '../../src/protocol/errors.js';
 import { cgroupParentOf, chooseContainment } from '../containment/index.js';
 import { KernelLocks } from '../locks/kernel-locks.js';
@@ -36,6 +37,7 @@ export function sessionHandlers(context: RequestContext): Handlers<'hello' | 'pi
   return {
     hello: ({ config, vault: vaultMode }) => {
       if (state.setup) throw new ProtocolError('hello was already received');
+      dieIfInjected('hello');
       const cgroupParent = cgroupParentOf(config.cgroupParent);
       const strategy = chooseContainment(config.containment, cgroupParent);
       const scope = { cgroupParent: cgroupParent.parent };
@@ -44,6 +46,7 @@ export function sessionHandlers(context: RequestContext): Handlers<'hello' | 'pi
       const locks = new KernelLocks(lockDir, scope, vault.vault);
       // A dead supervisor's leases, kept in the vault: ours now, before anyone else can ask.
       const adopted = locks.adopt();
+      dieIfInjected('hello-adopted');
       state.start({ config, strategy, scope, locks });
       // From now on the runtime's death kills every job from the signal handler, at once.
       if (strategy.everyJobKillFd !== null) native.killOnParentDeath(strategy.everyJobKillFd);
