@@ -78,9 +78,10 @@ Napi::Value SeqpacketPair(const Napi::CallbackInfo& info) {
   return out;
 }
 
-// sendFds(socket, payload, fds) -> true when sent, false when the peer's queue is full (EAGAIN:
-// the caller decides what then). One message: the payload bytes (at least one) with up to 253
-// descriptors attached. Never raises SIGPIPE (a closed peer is EPIPE).
+// sendFds(socket, payload, fds) -> true when sent, false when it does not fit: the socket's send
+// buffer is full (EAGAIN), or this user has as many descriptors in flight as RLIMIT_NOFILE allows
+// (ETOOMANYREFS; see unix(7)); the caller decides what then. One message: the payload bytes (at
+// least one) with up to 253 descriptors attached (none: no SCM_RIGHTS). Never raises SIGPIPE.
 Napi::Value SendFds(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const char* where = "sendFds(socket, payload, fds)";
@@ -92,28 +93,33 @@ Napi::Value SendFds(const Napi::CallbackInfo& info) {
   }
   if (!info[2].IsArray()) ThrowArgumentError(env, where, "fds", "an array of descriptors", info[2]);
   Napi::Array list = info[2].As<Napi::Array>();
-  if (list.Length() == 0 || list.Length() > kMaxFdsPerMessage) {
-    ThrowArgumentError(env, where, "fds", "an array of 1 to 253 descriptors", info[2]);
+  if (list.Length() > kMaxFdsPerMessage) {
+    ThrowArgumentError(env, where, "fds", "an array of 0 to 253 descriptors", info[2]);
   }
   std::vector<int> fds(list.Length());
   for (uint32_t i = 0; i < list.Length(); i++) {
     fds[i] = static_cast<int>(CheckInteger(list.Get(i), where, "fds[i]", 0, INT_MAX));
   }
 
-  std::vector<char> control(CMSG_SPACE(sizeof(int) * fds.size()), 0);
+  std::vector<char> control(fds.empty() ? 0 : CMSG_SPACE(sizeof(int) * fds.size()), 0);
   Message message(payload.Data(), payload.Length(), control);
   struct msghdr& msg = message.msg;
-  struct cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
-  cmsg->cmsg_level = SOL_SOCKET;
-  cmsg->cmsg_type = SCM_RIGHTS;
-  cmsg->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
-  std::memcpy(CMSG_DATA(cmsg), fds.data(), sizeof(int) * fds.size());
+  if (fds.empty()) {
+    msg.msg_control = nullptr;
+    msg.msg_controllen = 0;
+  } else {
+    struct cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
+    cmsg->cmsg_level = SOL_SOCKET;
+    cmsg->cmsg_type = SCM_RIGHTS;
+    cmsg->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+    std::memcpy(CMSG_DATA(cmsg), fds.data(), sizeof(int) * fds.size());
+  }
 
   ssize_t sent;
   do sent = sendmsg(sock, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
   while (sent < 0 && errno == EINTR);
   if (sent < 0) {
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return Napi::Boolean::New(env, false);
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ETOOMANYREFS) return Napi::Boolean::New(env, false);
     throw ErrnoError(env, errno, "sendmsg");
   }
   // A stream socket may take part of the payload; ours are whole or nothing.

@@ -136,7 +136,7 @@ export interface NativeAddon {
   unlockRange(fd: number, start: number, length: number): void;
   /** A connected pair of unix SOCK_SEQPACKET sockets, close-on-exec. */
   seqpacketPair(): [number, number];
-  /** One message with up to 253 descriptors; false when the peer's queue is full. */
+  /** One message with 0 to 253 descriptors; false when it does not fit (send buffer full, or ETOOMANYREFS). */
   sendFds(socket: number, payload: Buffer, fds: number[]): boolean;
   /** The first queued message (with `peek`, copies of its descriptors, and it stays queued); null when none. */
   receiveFds(socket: number, peek: boolean): { payload: Buffer; fds: number[] } | null;

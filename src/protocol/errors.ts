@@ -96,6 +96,9 @@ export class LockBusyError extends withCode('ERR_LOCK_BUSY', LockError) {}
 /** `tryAcquire` was called on a table whose backend can only grant asynchronously. */
 export class LockSyncUnavailableError extends withCode('ERR_LOCK_SYNC_UNAVAILABLE', LockError) {}
 
+/** The lock vault has no room to keep a lease through a supervisor's crash: the lease is refused. */
+export class LockVaultFullError extends withCode('ERR_LOCK_VAULT_FULL', LockError) {}
+
 /** An error that arrived over the channel with a code no class here has (a native errno, say). */
 export class RemoteError extends HephError {}
 
@@ -114,6 +117,7 @@ export const ERROR_CLASSES = {
   ERR_LOCK_CANCELLED: LockCancelledError,
   ERR_LOCK_BUSY: LockBusyError,
   ERR_LOCK_SYNC_UNAVAILABLE: LockSyncUnavailableError,
+  ERR_LOCK_VAULT_FULL: LockVaultFullError,
 } as const satisfies Record<string, abstract new (...args: never[]) => HephError>;
 
 export type ErrorCode = keyof typeof ERROR_CLASSES;

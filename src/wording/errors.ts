@@ -42,6 +42,8 @@ export function errorText(tool: string, error: unknown, coded: CodedError | null
         return `${tool}: the wait for its locks was cancelled: ${message} ${nothing}`;
       case 'ERR_LOCK_BUSY':
         return `${tool}: its locks are held by others: ${message} ${nothing}`;
+      case 'ERR_LOCK_VAULT_FULL':
+        return `${tool}: its locks are refused: ${message} ${nothing}`;
       case 'ERR_SUPERVISOR_LOST':
         return (
           `${tool}: the job supervisor died during this call (${coded.message}). Its running jobs are marked lost ` +

@@ -28,6 +28,7 @@ import { cleanupLostSupervisor, type CleanupScope } from '../cleanup/lost-cleanu
 import { instanceAlive, ownIdentity } from '../identity.js';
 import { instanceName, type SupervisorIdentity } from '../../src/protocol/identity.js';
 import { LOCK_MODES, type LockResource } from '../../src/protocol/messages.js';
+import { LockVaultFullError } from '../../src/protocol/errors.js';
 import { pathAncestors } from '../../src/protocol/resource-path.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { warn } from '../warn.js';
@@ -142,6 +143,23 @@ function closeAll(fds: readonly number[]): void {
   for (const fd of fds) native.closeFd(fd);
 }
 
+/** The refusal of `entry`, which the vault had no room for beside the other leases `held`. */
+function vaultFull(entry: HeldLease, held: Iterable<HeldLease>): LockVaultFullError {
+  const others = [...held].filter((other) => other !== entry);
+  const descriptors = others.reduce((sum, other) => sum + other.fds.length, 0);
+  let buffer = 'its sockets\' send buffers';
+  try {
+    buffer += ` (net.core.wmem_default: ${fs.readFileSync('/proc/sys/net/core/wmem_default', 'latin1').trim()} bytes each)`;
+  } catch {
+    // Only the figure is missing.
+  }
+  return new LockVaultFullError(
+    `the lock vault has no room to keep this lease of ${entry.own.length} resources (${entry.fds.length} lock files) through a crash of the supervisor, ` +
+      `so it is refused: ${others.length} other leases (${descriptors} lock files) and this one's notes fill ${buffer}, or this user's descriptors in flight reach RLIMIT_NOFILE. ` +
+      'Release a lease, or ask for fewer resources (or shorter names) at once.',
+  );
+}
+
 export class KernelLocks {
   private readonly held = new Map<number, HeldLease>();
   private readonly pending = new Map<number, () => void>();
@@ -189,7 +207,8 @@ export class KernelLocks {
             for (const instance of dead) await cleanupLostSupervisor(instance, this.scope);
             if (cancelled || this.held.get(lease) !== entry) throw new Error(`lock request ${lease} was cancelled`);
             this.writeRecords(entry, (record) => dead.some((instance) => instanceName(instance) === instanceName(record.holder) && instance.boot === record.holder.boot));
-            this.store();
+            // A lease the vault cannot keep would not outlive a crash: refused now, not left open then.
+            if (!this.store()) throw vaultFull(entry, this.held.values());
           } catch (error) {
             // (Unless a release during the cleanup dropped it already: its fds are closed by now.)
             if (this.held.get(lease) === entry) this.drop(lease, entry);
@@ -222,8 +241,12 @@ export class KernelLocks {
     const steps = this.plan(resources, this.slotFor());
     const fds = this.tryAll(steps);
     if (!fds) return false;
-    this.writeRecords(this.hold(lease, resources, steps, fds, owner));
-    this.store();
+    const entry = this.hold(lease, resources, steps, fds, owner);
+    this.writeRecords(entry);
+    if (!this.store()) {
+      this.drop(lease, entry);
+      throw vaultFull(entry, this.held.values());
+    }
     return true;
   }
 
@@ -237,6 +260,7 @@ export class KernelLocks {
     const entry = this.held.get(lease);
     if (!entry) return;
     this.drop(lease, entry);
+    // A smaller snapshot always fits where the larger one did.
     this.store();
   }
 
@@ -313,18 +337,16 @@ export class KernelLocks {
     closeAll(entry.fds);
   }
 
-  /** Puts what we hold into the vault (a failure leaves the leases held by us alone, and says so). */
-  private store(): void {
-    if (!this.vault) return;
+  /** Puts what we hold into the vault; false when it did not fit (the vault then keeps what it kept). */
+  private store(): boolean {
+    if (!this.vault) return true;
     const leases: VaultLease[] = [...this.held].map(([lease, entry]) => ({
       lease,
       files: entry.files,
       fds: entry.fds,
       meta: { own: entry.own, token: entry.token, owner: entry.owner } satisfies LeaseMeta,
     }));
-    if (!this.vault.store(leases)) {
-      warn('the lock vault is full; the newest leases would not outlive a crash of this process');
-    }
+    return this.vault.store(leases);
   }
 
   /** The records previous holders left in the lease's own files. */

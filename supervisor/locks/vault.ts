@@ -25,10 +25,13 @@
  *   copy shares), so a copy still queued somewhere holds a file open but locks nothing.
  *
  * When the runtime dies, its carrier closes, and with it the vault: the locks go, as they should.
- * When a snapshot does not fit (the sockets' buffers are full) the lease is kept without the vault
- * and `store` says so; a crash then leaves it open, which the runtime reports.
+ * The vault's room is its sockets' send buffers (every queued message takes its payload and the
+ * kernel's overhead from it): when a snapshot does not fit, `store` says so and the old snapshot
+ * stands, so the lease that did not fit is refused at grant time (kernel-locks.ts).
  * See unix(7) (SCM_RIGHTS), recvmsg(2) (MSG_PEEK), fcntl(2) (open file description locks).
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { native } from '../native.js';
 
 /** The supervisor's stdin: the runtime's carrier (or, for the first supervisor, its peer). */
@@ -38,11 +41,15 @@ const CARRIER_MAGIC = 'heph-jobs lock vault 1';
 const FDS_PER_MESSAGE = 253;
 /** Payload bytes per message we aim below (the native limit is 64 KiB). */
 const PAYLOAD_BUDGET = 48 * 1024;
+/** Header bytes one part may take at most (seven numbers of up to 16 digits, brackets, commas). */
+const PART_HEADER_BYTES = 128;
+/** Header bytes a message takes besides its parts and tags (length prefix, version, keys). */
+const MESSAGE_HEADER_BYTES = 64;
 
 /** What a lease's copies need to be adopted: its files in descriptor order, and the holder's notes. */
 export interface VaultLease {
   lease: number;
-  /** Lock file names, one per descriptor. */
+  /** Lock file names, one per descriptor (read back from the descriptors at adoption). */
   files: string[];
   fds: number[];
   /** What the lock table needs to release the lease later (its records); opaque here. */
@@ -56,32 +63,68 @@ interface Pair {
   y: number;
 }
 
-interface Part {
+/**
+ * A slice of one lease in one message: descriptors [fdAt, fdAt + fds.length) of its fdTotal and
+ * bytes [byteAt, byteAt + meta.length) of its notes' JSON. Slices say where they go, so a lease
+ * is put together whatever order its slices are queued in (an adoption cut short leaves some
+ * copied behind the rest), and its notes are carried once, never repeated per message.
+ */
+interface Piece {
   lease: number;
-  files: string[];
-  meta: unknown;
+  fdAt: number;
+  fdTotal: number;
+  fds: number[];
+  byteAt: number;
+  byteTotal: number;
+  meta: Buffer;
 }
 
-interface Payload {
+interface Message {
+  payload: Buffer;
+  fds: number[];
+}
+
+/**
+ * Payload: a 4-byte length, a JSON header `{v, tag, rot?, parts: [[lease, fdAt, fds, fdTotal,
+ * byteAt, bytes, byteTotal]...]}`, then the parts' note bytes back to back (raw: what a message
+ * takes is known exactly). `tag` names the snapshot; `rot`, the adoption that copied it.
+ */
+function encode(tag: string, rot: string | null, pieces: readonly Piece[]): Buffer {
+  const parts = pieces.map((p) => [p.lease, p.fdAt, p.fds.length, p.fdTotal, p.byteAt, p.meta.length, p.byteTotal]);
+  const header = Buffer.from(JSON.stringify({ v: 2, tag, ...(rot === null ? {} : { rot }), parts }));
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(header.length);
+  return Buffer.concat([length, header, ...pieces.map((piece) => piece.meta)]);
+}
+
+interface Decoded {
   tag: string;
-  parts: Part[];
+  rot: string | null;
+  pieces: Piece[];
 }
 
-function encode(payload: Payload): Buffer {
-  return Buffer.from(JSON.stringify({ v: 1, ...payload }));
-}
-
-/** A message's payload, or null when it is not one of ours (the vault is ours; this is a guard). */
-function decode(data: Buffer, fds: number): Payload | null {
+/** A message's tags and pieces, or null when it is not one of ours (the vault is ours; this is a guard). */
+function decode(data: Buffer, fds: readonly number[]): Decoded | null {
   try {
-    const value = JSON.parse(data.toString('utf8')) as { v?: unknown; tag?: unknown; parts?: unknown };
-    if (value.v !== 1 || typeof value.tag !== 'string' || !Array.isArray(value.parts)) return null;
-    let count = 0;
-    for (const part of value.parts as Part[]) {
-      if (!Number.isSafeInteger(part?.lease) || !Array.isArray(part.files) || !part.files.every((file) => typeof file === 'string')) return null;
-      count += part.files.length;
+    if (data.length < 4) return null;
+    const length = data.readUInt32BE(0);
+    if (4 + length > data.length) return null;
+    const value = JSON.parse(data.subarray(4, 4 + length).toString('utf8')) as { v?: unknown; tag?: unknown; rot?: unknown; parts?: unknown };
+    if (value.v !== 2 || typeof value.tag !== 'string' || !Array.isArray(value.parts)) return null;
+    if (value.rot !== undefined && typeof value.rot !== 'string') return null;
+    const pieces: Piece[] = [];
+    let fdOffset = 0;
+    let byteOffset = 4 + length;
+    for (const part of value.parts as unknown[]) {
+      if (!Array.isArray(part) || part.length !== 7 || !part.every((n) => Number.isSafeInteger(n) && (n as number) >= 0)) return null;
+      const [lease, fdAt, count, fdTotal, byteAt, bytes, byteTotal] = part as number[] as [number, number, number, number, number, number, number];
+      if (fdAt + count > fdTotal || byteAt + bytes > byteTotal || fdOffset + count > fds.length || byteOffset + bytes > data.length) return null;
+      pieces.push({ lease, fdAt, fdTotal, fds: fds.slice(fdOffset, fdOffset + count), byteAt, byteTotal, meta: data.subarray(byteOffset, byteOffset + bytes) });
+      fdOffset += count;
+      byteOffset += bytes;
     }
-    return count === fds ? { tag: value.tag, parts: value.parts as Part[] } : null;
+    if (fdOffset !== fds.length || byteOffset !== data.length) return null;
+    return { tag: value.tag, rot: (value.rot as string | undefined) ?? null, pieces };
   } catch {
     return null;
   }
@@ -90,9 +133,9 @@ function decode(data: Buffer, fds: number): Payload | null {
 let tagsMade = 0;
 
 /**
- * A tag no other message in any carrier has: only its uniqueness matters (it marks where a
- * snapshot starts), and no two processes share a pid at one instant of the monotonic clock. Not
- * random bytes: node:crypto would be loaded by every hello just for this (bench: start).
+ * A tag no other message in any carrier has: only its uniqueness matters (it marks a snapshot, or
+ * an adoption's copies), and no two processes share a pid at one instant of the monotonic clock.
+ * Not random bytes: node:crypto would be loaded by every hello just for this (bench: start).
  */
 function newTag(): string {
   return `${process.pid.toString(36)}.${process.hrtime.bigint().toString(36)}.${(tagsMade++).toString(36)}`;
@@ -102,37 +145,122 @@ function closeAll(fds: readonly number[]): void {
   for (const fd of fds) native.closeFd(fd);
 }
 
-/** Messages of at most FDS_PER_MESSAGE descriptors and about PAYLOAD_BUDGET bytes; a lease may span several. */
-function pack(leases: Iterable<VaultLease>, tag: string): { payload: Buffer; fds: number[] }[] {
-  const messages: { payload: Buffer; fds: number[] }[] = [];
-  let parts: Part[] = [];
-  let fds: number[] = [];
-  let bytes = 0;
+/** The name of the file `fd` is open on, from the kernel (a process may always read its own /proc/self/fd). */
+function fileNameOf(fd: number): string {
+  try {
+    return path.basename(fs.readlinkSync(`/proc/self/fd/${fd}`)).replace(/ \(deleted\)$/, '');
+  } catch {
+    return '';
+  }
+}
+
+/** Each lease as one piece: all its descriptors and its notes as JSON. */
+function piecesOf(leases: Iterable<VaultLease>): Piece[] {
+  return [...leases].map(({ lease, fds, meta }) => {
+    const bytes = Buffer.from(JSON.stringify(meta ?? null));
+    return { lease, fdAt: 0, fdTotal: fds.length, fds, byteAt: 0, byteTotal: bytes.length, meta: bytes };
+  });
+}
+
+/**
+ * Messages of at most FDS_PER_MESSAGE descriptors and about PAYLOAD_BUDGET bytes; a piece is cut
+ * over as many as it needs (a message may carry notes and no descriptor).
+ */
+function pack(pieces: Iterable<Piece>, tag: string, rot: string | null = null): Message[] {
+  const messages: Message[] = [];
+  const empty = MESSAGE_HEADER_BYTES + tag.length + (rot?.length ?? 0);
+  let parts: Piece[] = [];
+  let count = 0;
+  let bytes = empty;
   const flush = (): void => {
-    if (fds.length > 0) messages.push({ payload: encode({ tag, parts }), fds });
+    if (parts.length > 0) messages.push({ payload: encode(tag, rot, parts), fds: parts.flatMap((part) => part.fds) });
     parts = [];
-    fds = [];
-    bytes = 0;
+    count = 0;
+    bytes = empty;
   };
-  for (const lease of leases) {
-    for (let i = 0; i < lease.fds.length; ) {
-      const room = FDS_PER_MESSAGE - fds.length;
-      const take = Math.min(room, lease.fds.length - i);
-      const part: Part = { lease: lease.lease, files: lease.files.slice(i, i + take), meta: lease.meta };
-      const size = JSON.stringify(part).length;
-      if (fds.length > 0 && bytes + size > PAYLOAD_BUDGET) {
+  for (const piece of pieces) {
+    let fdsDone = 0;
+    let bytesDone = 0;
+    do {
+      const fdRoom = FDS_PER_MESSAGE - count;
+      const byteRoom = PAYLOAD_BUDGET - bytes - PART_HEADER_BYTES;
+      const fdsLeft = piece.fds.length - fdsDone;
+      const bytesLeft = piece.meta.length - bytesDone;
+      // Full for what this piece still needs: the next message takes it on.
+      if (parts.length > 0 && ((fdsLeft > 0 && fdRoom === 0) || (bytesLeft > 0 && byteRoom <= 0))) {
         flush();
         continue;
       }
-      parts.push(part);
-      fds.push(...lease.fds.slice(i, i + take));
-      bytes += size;
-      i += take;
-      if (fds.length === FDS_PER_MESSAGE) flush();
-    }
+      const fds = piece.fds.slice(fdsDone, fdsDone + Math.min(fdRoom, fdsLeft));
+      const meta = piece.meta.subarray(bytesDone, bytesDone + Math.max(0, Math.min(byteRoom, bytesLeft)));
+      parts.push({ ...piece, fdAt: piece.fdAt + fdsDone, fds, byteAt: piece.byteAt + bytesDone, meta });
+      count += fds.length;
+      bytes += PART_HEADER_BYTES + meta.length;
+      fdsDone += fds.length;
+      bytesDone += meta.length;
+    } while (fdsDone < piece.fds.length || bytesDone < piece.meta.length);
   }
   flush();
   return messages;
+}
+
+/** One lease of one snapshot as read back from a pair, slice by slice. */
+class Assembly {
+  readonly fds: (number | undefined)[];
+  readonly meta: Buffer;
+  private fdsMissing: number;
+  private bytesMissing: number;
+  private readonly bytesSeen: boolean[];
+
+  constructor(
+    readonly lease: number,
+    fdTotal: number,
+    byteTotal: number,
+  ) {
+    this.fds = new Array<number | undefined>(fdTotal).fill(undefined);
+    this.meta = Buffer.alloc(byteTotal);
+    this.bytesSeen = new Array<boolean>(byteTotal).fill(false);
+    this.fdsMissing = fdTotal;
+    this.bytesMissing = byteTotal;
+  }
+
+  get whole(): boolean {
+    return this.fdsMissing === 0 && this.bytesMissing === 0;
+  }
+
+  /** Puts a slice in place; descriptors it repeats (or that do not fit this lease) are closed. */
+  add(piece: Piece): void {
+    if (piece.fdTotal !== this.fds.length || piece.byteTotal !== this.meta.length) {
+      closeAll(piece.fds);
+      return;
+    }
+    piece.fds.forEach((fd, i) => {
+      if (this.fds[piece.fdAt + i] !== undefined) native.closeFd(fd);
+      else {
+        this.fds[piece.fdAt + i] = fd;
+        this.fdsMissing--;
+      }
+    });
+    for (let i = 0; i < piece.meta.length; i++) {
+      if (this.bytesSeen[piece.byteAt + i]) continue;
+      this.bytesSeen[piece.byteAt + i] = true;
+      this.meta[piece.byteAt + i] = piece.meta[i]!;
+      this.bytesMissing--;
+    }
+  }
+
+  close(): void {
+    closeAll(this.fds.filter((fd): fd is number => fd !== undefined));
+  }
+}
+
+/** A lease's notes parsed back, or null when they do not parse. */
+function parseMeta(bytes: Buffer): unknown {
+  try {
+    return JSON.parse(bytes.toString('utf8'));
+  } catch {
+    return null;
+  }
 }
 
 export class LockVault {
@@ -180,57 +308,40 @@ export class LockVault {
   }
 
   /**
-   * Takes over every lease the vault holds (a dead supervisor's): each message is peeked (copies
-   * of its descriptors), a copy of what is new in it is queued behind it, and only then is it
-   * taken off, so nothing is ever out of flight. Then one snapshot of everything is queued behind
-   * those copies in A, B is drained, and the copies before the snapshot are taken off. If the
-   * snapshot does not fit, the vault is emptied and the leases are held by this process alone.
+   * Takes over every lease the vault holds (a dead supervisor's). Each pair is read in turn: every
+   * message is peeked (copies of its descriptors), a copy is queued behind it, and only then is it
+   * taken off, so nothing is ever out of flight and each pair holds what it held. One of the two
+   * holds every lease whole (a store writes its snapshot whole before it drains the old one): the
+   * other is drained, the new snapshot written there, then the first drained. So an adoption
+   * needs no more room than the store before it did. A lease found only in part is not adopted.
    */
   adopt(): VaultLease[] {
-    const found = new Map<number, VaultLease & { tag: string }>();
     const rotation = newTag();
-    for (const pair of this.pairs) {
-      for (;;) {
-        const head = native.receiveFds(pair.y, true);
-        if (head === null) break;
-        const payload = decode(head.payload, head.fds.length);
-        if (payload?.tag === rotation) {
-          closeAll(head.fds);
-          break;
-        }
-        if (payload === null) closeAll(head.fds);
-        const kept: VaultLease[] = [];
-        let at = 0;
-        for (const part of payload?.parts ?? []) {
-          const fds = head.fds.slice(at, at + part.files.length);
-          at += part.files.length;
-          const known = found.get(part.lease);
-          // The same lease in two snapshots (a change cut short by a crash): one is enough.
-          if (known && known.tag !== payload!.tag) {
-            closeAll(fds);
-            continue;
-          }
-          if (known) {
-            known.files.push(...part.files);
-            known.fds.push(...fds);
-          } else {
-            found.set(part.lease, { lease: part.lease, files: [...part.files], fds: [...fds], meta: part.meta, tag: payload!.tag });
-          }
-          kept.push({ lease: part.lease, files: part.files, fds, meta: part.meta });
-        }
-        // No room for the copy: the message is taken off all the same (we hold its descriptors now).
-        this.sendAll(pair, pack(kept, rotation));
-        const taken = native.receiveFds(pair.y, false);
-        if (taken) closeAll(taken.fds);
-      }
+    const seen = this.pairs.map((pair) => this.readRotating(pair, rotation));
+    const chosen = new Map<number, Assembly>();
+    for (const found of seen) {
+      for (const assembly of found.values()) if (assembly.whole && !chosen.has(assembly.lease)) chosen.set(assembly.lease, assembly);
     }
-    const leases = [...found.values()].map(({ lease, files, fds, meta }) => ({ lease, files, fds, meta }));
-    const snapshot = newTag();
-    const stored = this.sendAll(this.pairs[0], pack(leases, snapshot));
-    this.drain(this.pairs[1]);
-    if (stored) this.dropBefore(this.pairs[0], snapshot);
-    else this.drain(this.pairs[0]);
-    this.current = 0;
+    for (const found of seen) for (const assembly of found.values()) if (chosen.get(assembly.lease) !== assembly) assembly.close();
+    const leases: VaultLease[] = [...chosen.values()].map((assembly) => {
+      const fds = assembly.fds as number[];
+      return { lease: assembly.lease, files: fds.map(fileNameOf), fds, meta: parseMeta(assembly.meta) };
+    });
+    const holdsAll = (found: Map<string, Assembly>): boolean => {
+      const whole = new Set([...found.values()].filter((assembly) => assembly.whole).map((assembly) => assembly.lease));
+      return [...chosen.keys()].every((lease) => whole.has(lease));
+    };
+    const keep = holdsAll(seen[0]!) ? 0 : holdsAll(seen[1]!) ? 1 : null;
+    const target = keep === null ? 1 : 1 - keep;
+    this.drain(this.pairs[target]!);
+    if (this.sendAll(this.pairs[target]!, pack(piecesOf(leases), newTag()))) {
+      this.drain(this.pairs[1 - target]!);
+      this.current = target;
+    } else {
+      // Neither pair held everything and the union does not fit: what stays queued in the other is kept.
+      this.drain(this.pairs[target]!);
+      this.current = 1 - target;
+    }
     return leases;
   }
 
@@ -241,7 +352,7 @@ export class LockVault {
    */
   store(leases: Iterable<VaultLease>): boolean {
     const target = this.pairs[1 - this.current]!;
-    if (!this.sendAll(target, pack(leases, newTag()))) {
+    if (!this.sendAll(target, pack(piecesOf(leases), newTag()))) {
       this.drain(target);
       return false;
     }
@@ -255,8 +366,39 @@ export class LockVault {
     for (const pair of this.pairs) closeAll([pair.x, pair.y]);
   }
 
+  /**
+   * Every lease of every snapshot in the pair's queue, by snapshot tag and lease, leaving the
+   * queue as it was: each message is copied behind itself (marked with this adoption's `rotation`)
+   * before it is taken off, until the first copy comes round.
+   */
+  private readRotating(pair: Pair, rotation: string): Map<string, Assembly> {
+    const found = new Map<string, Assembly>();
+    for (;;) {
+      const head = native.receiveFds(pair.y, true);
+      if (head === null) break;
+      const message = decode(head.payload, head.fds);
+      if (message?.rot === rotation) {
+        closeAll(head.fds);
+        break;
+      }
+      if (message === null) closeAll(head.fds);
+      // No room for the copy: the message is taken off all the same (we hold its descriptors now).
+      // The copy goes first: the assembly below may close descriptors the message repeats.
+      if (message !== null) this.sendAll(pair, pack(message.pieces, message.tag, rotation));
+      for (const piece of message?.pieces ?? []) {
+        const key = `${message!.tag}/${piece.lease}`;
+        let assembly = found.get(key);
+        if (!assembly) found.set(key, (assembly = new Assembly(piece.lease, piece.fdTotal, piece.byteTotal)));
+        assembly.add(piece);
+      }
+      const taken = native.receiveFds(pair.y, false);
+      if (taken) closeAll(taken.fds);
+    }
+    return found;
+  }
+
   /** Queues every message; false at the first that does not fit (the ones before it stay queued). */
-  private sendAll(pair: Pair, messages: { payload: Buffer; fds: number[] }[]): boolean {
+  private sendAll(pair: Pair, messages: Message[]): boolean {
     return messages.every((message) => native.sendFds(pair.x, message.payload, message.fds));
   }
 
@@ -266,18 +408,6 @@ export class LockVault {
       const message = native.receiveFds(pair.y, false);
       if (message === null) return;
       closeAll(message.fds);
-    }
-  }
-
-  /** Takes messages off the head until the first of snapshot `tag`. */
-  private dropBefore(pair: Pair, tag: string): void {
-    for (;;) {
-      const head = native.receiveFds(pair.y, true);
-      if (head === null) return;
-      closeAll(head.fds);
-      if (decode(head.payload, head.fds.length)?.tag === tag) return;
-      const taken = native.receiveFds(pair.y, false);
-      if (taken) closeAll(taken.fds);
     }
   }
 }

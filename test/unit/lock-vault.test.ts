@@ -142,6 +142,63 @@ describe('the lock vault', () => {
     heir.close();
   });
 
+  it('carries one lease of 1000 descriptors with notes for each, adopted whole (issue 28, item 7)', () => {
+    const dirfd = lockDir();
+    const [peer, carrier] = native.seqpacketPair();
+    open.push(carrier);
+    const vault = LockVault.create(peer);
+    native.closeFd(peer);
+    const big = lease(dirfd, 1, 1000);
+    // As a lease of 1000 resources' notes are: one entry per resource.
+    big.meta = { own: big.files.map((file, index) => ({ index, resource: `worktree:${file}`, mode: 'exclusive' })), note: 'big' };
+    expect(vault.store([big, lease(dirfd, 2)])).toBe(true);
+    closeLease(big);
+    vault.close();
+    const heir = LockVault.inherit(carrier)!;
+    const adopted = heir.adopt().sort((a, b) => a.lease - b.lease);
+    expect(adopted.map((held) => held.lease)).toEqual([1, 2]);
+    expect(adopted[0]!.files).toEqual(big.files);
+    expect(adopted[0]!.fds).toHaveLength(1000);
+    expect(adopted[0]!.meta).toEqual(big.meta);
+    expect(lockable(dirfd, 'lease-1-999.lock')).toBe(false);
+    for (const held of adopted) closeLease(held);
+    heir.close();
+  });
+
+  it('past its capacity a store is refused whole, and the snapshot before it still stands, through an adoption too', () => {
+    const dirfd = lockDir();
+    const [peer, carrier] = native.seqpacketPair();
+    open.push(carrier);
+    const vault = LockVault.create(peer);
+    native.closeFd(peer);
+    // Leases with bulky notes, added one by one until the vault says no (64 MiB of notes at most).
+    const kept: VaultLease[] = [];
+    let refused: VaultLease | null = null;
+    for (let id = 1; id <= 1024 && refused === null; id++) {
+      const next = lease(dirfd, id, 4);
+      next.meta = { note: 'x'.repeat(64 * 1024) };
+      if (vault.store([...kept, next])) kept.push(next);
+      else refused = next;
+    }
+    expect(refused).not.toBeNull();
+    expect(kept.length).toBeGreaterThan(0);
+    // What was kept survives its holder, an adoption, and the adopter's death.
+    for (const held of [...kept, refused!]) closeLease(held);
+    vault.close();
+    expect(lockable(dirfd, `lease-${refused!.lease}-0.lock`)).toBe(true);
+    const heir = LockVault.inherit(carrier)!;
+    const adopted = heir.adopt();
+    expect(adopted.map((held) => held.lease).sort((a, b) => a - b)).toEqual(kept.map((held) => held.lease));
+    for (const held of adopted) closeLease(held);
+    heir.close();
+    expect(kept.every((held) => !lockable(dirfd, held.files[3]!))).toBe(true);
+    const third = LockVault.inherit(carrier)!;
+    const again = third.adopt();
+    expect(again).toHaveLength(kept.length);
+    for (const held of again) closeLease(held);
+    third.close();
+  });
+
   it('a carrier with nothing in it, or something else, holds no vault', () => {
     const [peer, carrier] = native.seqpacketPair();
     open.push(peer, carrier);
