@@ -116,6 +116,15 @@ Napi::Value SetChildSubreaper(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+// setNotDumpable(): prctl(PR_SET_DUMPABLE, 0). A process of the same uid (a job) can then neither
+// ptrace this one nor take its descriptors with pidfd_getfd(2) nor read /proc/<pid>/fd, environ or
+// maps (all need PTRACE_MODE_*; see ptrace(2) "Ptrace access mode checking", proc(5)). Children
+// inherit it until execve(2) resets it. Root (CAP_SYS_PTRACE) is not stopped by it.
+Napi::Value SetNotDumpable(const Napi::CallbackInfo& info) {
+  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) throw ErrnoError(info.Env(), errno, "prctl(PR_SET_DUMPABLE)");
+  return info.Env().Undefined();
+}
+
 // isChildSubreaper() -> boolean, read back from the kernel.
 Napi::Value IsChildSubreaper(const Napi::CallbackInfo& info) {
   int value = 0;

@@ -14,6 +14,9 @@ import { shutdown } from './cleanup/shutdown.js';
 import { SupervisorState } from './state.js';
 import { warn } from './warn.js';
 
+// First of all: a job runs as our uid, and a dumpable supervisor would let it ptrace us or take
+// the lock vault's descriptors (pidfd_getfd) and then crash us (issue 28, item 10).
+native.setNotDumpable();
 process.title = PROCESS_TITLE;
 // Descriptors the runtime's process leaked to us (opened without close-on-exec, which libuv's
 // spawn passes on): we must not keep a pipe its host waits on open. Everything Node and libuv open

@@ -66,6 +66,8 @@ export interface NativeAddon {
   setsid(): number;
   setChildSubreaper(): void;
   isChildSubreaper(): boolean;
+  /** prctl(PR_SET_DUMPABLE, 0): no process of our uid may ptrace us, take our descriptors (pidfd_getfd) or read our /proc/PID/fd. */
+  setNotDumpable(): void;
   spawn(options: NativeSpawnOptions): NativeSpawnResult;
   /**
    * spawn's work on one of the addon's spawner threads (this thread goes on while the child
