@@ -254,6 +254,11 @@ class Assembly {
   }
 }
 
+/** Tests only: an adoption that dies (as its process would) after this many messages were copied behind. */
+export interface CrashAt {
+  afterCopies: number;
+}
+
 /** A lease's notes parsed back, or null when they do not parse. */
 function parseMeta(bytes: Buffer): unknown {
   try {
@@ -315,9 +320,9 @@ export class LockVault {
    * other is drained, the new snapshot written there, then the first drained. So an adoption
    * needs no more room than the store before it did. A lease found only in part is not adopted.
    */
-  adopt(): VaultLease[] {
+  adopt(crash?: CrashAt): VaultLease[] {
     const rotation = newTag();
-    const seen = this.pairs.map((pair) => this.readRotating(pair, rotation));
+    const seen = this.pairs.map((pair) => this.readRotating(pair, rotation, crash));
     const chosen = new Map<number, Assembly>();
     for (const found of seen) {
       for (const assembly of found.values()) if (assembly.whole && !chosen.has(assembly.lease)) chosen.set(assembly.lease, assembly);
@@ -371,9 +376,13 @@ export class LockVault {
    * queue as it was: each message is copied behind itself (marked with this adoption's `rotation`)
    * before it is taken off, until the first copy comes round.
    */
-  private readRotating(pair: Pair, rotation: string): Map<string, Assembly> {
+  private readRotating(pair: Pair, rotation: string, crash?: CrashAt): Map<string, Assembly> {
     const found = new Map<string, Assembly>();
-    for (;;) {
+    for (let copied = 0; ; copied++) {
+      if (crash !== undefined && copied === crash.afterCopies) {
+        for (const assembly of found.values()) assembly.close();
+        throw new Error(`adoption cut short after ${copied} copies (a test's crash)`);
+      }
       const head = native.receiveFds(pair.y, true);
       if (head === null) break;
       const message = decode(head.payload, head.fds);

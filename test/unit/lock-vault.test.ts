@@ -199,6 +199,44 @@ describe('the lock vault', () => {
     third.close();
   });
 
+  it('adoptions cut short by a crash leave every lease whole for the next one, its slices in whatever order', () => {
+    const dirfd = lockDir();
+    const [peer, carrier] = native.seqpacketPair();
+    open.push(carrier);
+    const vault = LockVault.create(peer);
+    native.closeFd(peer);
+    // Three messages of descriptors, and notes that span messages too.
+    const big = lease(dirfd, 1, 600);
+    big.meta = { own: big.files.map((file, index) => ({ index, resource: `worktree:${file}`, mode: 'exclusive' })) };
+    const small = lease(dirfd, 2);
+    expect(vault.store([big, small])).toBe(true);
+    closeLease(big);
+    closeLease(small);
+    vault.close();
+    // Two adopters die part way through, one copy behind each: the slices are now out of order.
+    for (const afterCopies of [1, 1]) {
+      const dying = LockVault.inherit(carrier)!;
+      expect(() => dying.adopt({ afterCopies })).toThrow(/cut short/);
+      dying.close();
+      expect(['lease-1-0.lock', 'lease-1-599.lock', 'lease-2-0.lock'].filter((file) => lockable(dirfd, file))).toEqual([]);
+    }
+    const heir = LockVault.inherit(carrier)!;
+    const adopted = heir.adopt().sort((a, b) => a.lease - b.lease);
+    expect(adopted.map((held) => held.lease)).toEqual([1, 2]);
+    expect(adopted[0]!.files).toEqual(big.files);
+    expect(adopted[0]!.meta).toEqual(big.meta);
+    // Each descriptor is in its place: unlocking the last one frees exactly the last file.
+    native.unlockRange(adopted[0]!.fds[599]!, 0, 0);
+    expect([lockable(dirfd, 'lease-1-599.lock'), lockable(dirfd, 'lease-1-598.lock')]).toEqual([true, false]);
+    for (const held of adopted) closeLease(held);
+    heir.close();
+    const third = LockVault.inherit(carrier)!;
+    const again = third.adopt();
+    expect(again.map((held) => held.lease).sort()).toEqual([1, 2]);
+    for (const held of again) closeLease(held);
+    third.close();
+  });
+
   it('a carrier with nothing in it, or something else, holds no vault', () => {
     const [peer, carrier] = native.seqpacketPair();
     open.push(peer, carrier);
