@@ -67,5 +67,10 @@ export function toolPort(runtime: JobRuntime) {
  * hello (`hello`), or once it has adopted the vault's leases (`hello-adopted`). Once only.
  */
 export function dieAtNextSupervisorStart(runtime: JobRuntime, step: 'hello' | 'hello-adopted'): void {
-  internalsOf(runtime).dieAtNextStart(step);
+  internalsOf(runtime).faultAtNextStart(`die-at-${step}`);
+}
+
+/** Has the runtime's next supervisor refuse every `cleanup-lost` request (as an EIO would). Once only. */
+export function failCleanupsOfNextSupervisor(runtime: JobRuntime): void {
+  internalsOf(runtime).faultAtNextStart('cleanup-lost');
 }

@@ -15,7 +15,8 @@ export interface RuntimeInternals {
   supervisorDiagnostics(): Promise<Replies['diagnostics']>;
   disableLockVault(): void;
   requestsSent(): number;
-  dieAtNextStart(step: 'hello' | 'hello-adopted'): void;
+  /** HEPH_JOBS_INJECT_FAULT for the next supervisor started (supervisor/jobs/faults.ts). */
+  faultAtNextStart(fault: string): void;
 }
 
 const registry = new WeakMap<object, RuntimeInternals>();

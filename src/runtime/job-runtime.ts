@@ -22,7 +22,7 @@ import { registerToolPort, type ToolRuntime } from './tool-port.js';
 import { JobRegistry } from './job-registry.js';
 import { capacityError, hasEnded, isRunning, newJobRecord, type JobRecord } from './job-record.js';
 import { kernelLockBackend, type KernelLockBackend } from './kernel-lock-backend.js';
-import { containmentLimitations, inputProblem, lockBreachWarning, lockDirLimitations, cancelledReason } from '../wording/index.js';
+import { containmentLimitations, inputProblem, lockBreachWarning, lockDirLimitations, cancelledReason, cleanupRefusedReason, supervisorDiedReason } from '../wording/index.js';
 import {
   DEFAULT_MAX_BYTES,
   DEFAULT_TAIL_LINES,
@@ -92,8 +92,8 @@ export class JobRuntime {
       waitFor: (predicate, ms) => this.changes.until(predicate, ms),
       supervisorDiagnostics: async () => (await this.keeper.ensure()).request('diagnostics', {}),
       requestsSent: () => this.keeper.current?.requestsSent ?? 0,
-      dieAtNextStart: (step) => {
-        this.keeper.nextStartEnv = { HEPH_JOBS_INJECT_FAULT: `die-at-${step}` };
+      faultAtNextStart: (fault) => {
+        this.keeper.nextStartEnv = { HEPH_JOBS_INJECT_FAULT: fault };
       },
     });
   }
@@ -495,7 +495,7 @@ export class JobRuntime {
     // Reported cleaned up only once a supervisor did it (each new one takes over what is owed).
     void this.keeper.oweCleanup(dead, leftovers).then((refused) => {
       for (const record of orphaned) {
-        if (refused) record.reason = `${record.reason ?? 'its supervisor died'}; stopping what is left of it failed: ${refused.message}`;
+        if (refused) record.reason = cleanupRefusedReason(record.reason ?? supervisorDiedReason(refused.message), refused.message);
         else this.states.cleanedUp(record);
       }
       this.changes.notify();

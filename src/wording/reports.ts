@@ -309,6 +309,11 @@ export function supervisorDiedReason(cause: string): string {
   return `its supervisor died (${cause})`;
 }
 
+/** A lost job's reason once the cleanup of what is left of it was refused (`cause`: the refusal). */
+export function cleanupRefusedReason(reason: string, cause: string): string {
+  return `${reason}; stopping what is left of it failed, so its locks stay held: ${cause}`;
+}
+
 /** Why a job is `lost` that was being started when its supervisor died. */
 export function diedWhileStartingReason(cause: string): string {
   return `its supervisor died while the job was being started, so whether it ran is unknown; nothing of it was left running (${cause})`;

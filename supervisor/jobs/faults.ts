@@ -10,6 +10,7 @@ const INJECTED = process.env.HEPH_JOBS_INJECT_FAULT ?? '';
 const FAULTS = {
   'job-watch': { code: 'ENOSPC', errno: -28, syscall: 'watch', text: 'System limit for number of file watchers reached' },
   'job-output': { code: 'ENOMEM', errno: -12, syscall: 'uv_pipe_open', text: 'not enough memory' },
+  'cleanup-lost': { code: 'EIO', errno: -5, syscall: 'cgroup.kill', text: 'input/output error' },
 } as const;
 
 export type FaultStep = keyof typeof FAULTS;

@@ -3,7 +3,7 @@
  * diagnostics, shutdown, and cleanup-lost (stop what a dead supervisor left behind).
  */
 import { spawnsOnThreads } from '../jobs/leader-spawn.js';
-import { dieIfInjected } from '../jobs/faults.js';
+import { dieIfInjected, injectFault } from '../jobs/faults.js';
 import { ProtocolError } from '../../src/protocol/errors.js';
 import { cgroupParentOf, chooseContainment } from '../containment/index.js';
 import { KernelLocks } from '../locks/kernel-locks.js';
@@ -74,6 +74,7 @@ export function sessionHandlers(context: RequestContext): Handlers<'hello' | 'pi
     },
     'cleanup-lost': async ({ supervisor, jobs }) => {
       const { scope } = state.started();
+      injectFault('cleanup-lost');
       checkLostPaths(supervisor, scope, jobs);
       await cleanupLostSupervisor(supervisor, scope, jobs);
       return null;

@@ -8,12 +8,12 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { EofOracle, isRunning, waitForFile } from '../helpers/kernel.js';
 import { LineChild } from '../helpers/line-child.js';
 import { modeRows } from '../helpers/modes.js';
 import { FIXTURES, startRuntime, tempDir, waitForOutput } from '../helpers/runtime.js';
-import { dieAtNextSupervisorStart, killSupervisor, settledLostCleanups, supervisorInstance, waitFor } from '../../src/testing.js';
+import { dieAtNextSupervisorStart, failCleanupsOfNextSupervisor, killSupervisor, settledLostCleanups, supervisorInstance, waitFor } from '../../src/testing.js';
 
 /** `promise`'s value, or `fallback` once `ms` have passed (a hang turned into an answer). */
 async function within<T, F>(promise: Promise<T>, ms: number, fallback: F): Promise<T | F> {
@@ -83,4 +83,31 @@ describe.each(modeRows())('a supervisor killed while it starts, right after a cr
       }
     },
   );
+});
+
+describe.each(modeRows())('a lost job whose cleanup is refused (%s)', (mode, skip) => {
+  it.skipIf(skip)('is not reported cleaned up, says why, and keeps its lock', { timeout: 60_000 }, async () => {
+    const runtime = await startRuntime(mode, { lockDir: path.join(tempDir(), 'locks') });
+    const oracle = new EofOracle();
+    onTestFinished(() => oracle.dispose());
+    const job = await runtime.background({ command: `${oracle.prefix}sleep 1000 & echo up; wait`, locks: ['port:6211'] });
+    await waitForOutput(runtime, job.id, 'up');
+    let cleanedUp = false;
+    runtime.onJobEvent((event) => {
+      if (event.type === 'cleaned-up' && event.job === job.id) cleanedUp = true;
+    });
+    failCleanupsOfNextSupervisor(runtime);
+    killSupervisor(runtime, 'SIGKILL');
+    expect(await waitFor(runtime, () => runtime.list().some((entry) => entry.id === job.id && entry.state === 'lost'), 10_000)).toBe(true);
+    await settledLostCleanups(runtime);
+    const report = await runtime.status(job.id);
+    expect({ cleanedUp, reported: report.cleanedUp }).toEqual({ cleanedUp: false, reported: false });
+    expect(report.text).toMatch(/stopping what is left of it failed, so its locks stay held: EIO/);
+    // Its lock is still held: the next job on it waits (and is given up on).
+    const next = await runtime.background({ command: 'true', locks: ['port:6211'], answerWithinMs: 500 });
+    expect(next.state).toBe('waiting');
+    await runtime.kill(next.id);
+    // What the refused cleanup left, the fresh supervisor's sweep of dead instances stopped.
+    await oracle.waitEof();
+  });
 });
