@@ -254,6 +254,23 @@ class Assembly {
   }
 }
 
+/**
+ * Takes the head message off the pair's queue and closes what it carried; false when none was
+ * queued. Near RLIMIT_NOFILE its descriptors may not all fit in our table (MSG_CTRUNC): the
+ * message is off the queue all the same and the kernel has closed the rest, which is all we want.
+ */
+function takeOff(pair: Pair): boolean {
+  try {
+    const message = native.receiveFds(pair.y, false);
+    if (message === null) return false;
+    closeAll(message.fds);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EMSGSIZE') return true;
+    throw error;
+  }
+}
+
 /** Tests only: an adoption that dies (as its process would) after this many messages were copied behind. */
 export interface CrashAt {
   afterCopies: number;
@@ -400,8 +417,7 @@ export class LockVault {
         if (!assembly) found.set(key, (assembly = new Assembly(piece.lease, piece.fdTotal, piece.byteTotal)));
         assembly.add(piece);
       }
-      const taken = native.receiveFds(pair.y, false);
-      if (taken) closeAll(taken.fds);
+      takeOff(pair);
     }
     return found;
   }
@@ -413,10 +429,6 @@ export class LockVault {
 
   /** Takes every message off the pair's queue, closing what it carried. */
   private drain(pair: Pair): void {
-    for (;;) {
-      const message = native.receiveFds(pair.y, false);
-      if (message === null) return;
-      closeAll(message.fds);
-    }
+    while (takeOff(pair));
   }
 }

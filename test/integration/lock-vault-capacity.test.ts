@@ -7,10 +7,12 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import os from 'node:os';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Attacker, attackerUnavailable } from '../helpers/attacker.js';
 import { locksOn } from '../helpers/lock-dirs.js';
 import { waitUntil } from '../helpers/kernel.js';
-import { startRuntime, tempDir } from '../helpers/runtime.js';
+import { FIXTURES, startRuntime, tempDir } from '../helpers/runtime.js';
 import { normalizeResources } from '../../src/locks/index.js';
 import type { KernelLocks } from '../../supervisor/locks/kernel-locks.js';
 import { killSupervisor, settledLostCleanups, supervisorInstance, waitFor } from '../../src/testing.js';
@@ -75,5 +77,31 @@ describe('the lock vault\'s capacity (issue 28, item 7)', () => {
     const again = await runtime.locks.acquire({ label: 'host' }, [resources[0]!]);
     again.release();
     small.release();
+  });
+});
+
+/**
+ * Without CAP_SYS_RESOURCE a user may have at most RLIMIT_NOFILE descriptors in flight, and a
+ * store has the old and the new snapshot in flight at once: past that the kernel says ETOOMANYREFS,
+ * and draining a snapshot near the limit gets MSG_CTRUNC. Either way the lease is refused with the
+ * vault's own error, the one before it still held. As an unprivileged user, `ulimit -n 400`.
+ */
+describe.skipIf(attackerUnavailable !== null)('the lock vault at a low descriptor limit (issue 28, item 7)', () => {
+  let user: Attacker;
+  let home: string;
+  beforeAll(() => {
+    user = new Attacker();
+    home = fs.mkdtempSync(path.join(os.tmpdir(), 'heph-test-vault-limit-'));
+    fs.chownSync(home, user.uid, user.gid);
+  });
+  afterAll(async () => {
+    await user?.dispose();
+    if (home) fs.rmSync(home, { recursive: true, force: true });
+  });
+
+  it('refuses the lease that would pass RLIMIT_NOFILE in flight, and keeps the one before it', () => {
+    const out = user.run(`ulimit -n 400 && ${process.execPath} ${path.join(FIXTURES, 'vault-limit-host.mjs')} ${path.join(home, 'locks')} 150`);
+    const result = JSON.parse(out.trim().split('\n').pop()!) as Record<string, unknown>;
+    expect(result).toMatchObject({ first: 'granted', second: { code: 'ERR_LOCK_VAULT_FULL' }, firstHeld: true, refusedFree: true });
   });
 });
