@@ -4,7 +4,11 @@
  * cannot cause cleanly (inotify's per-user watch limit, ENOSPC, is shared by every process of the
  * user). The runtime never sets the variable; it is read once, at start.
  */
+import { constants } from 'node:os';
+import { native } from '../native.js';
+
 const INJECTED = process.env.HEPH_JOBS_INJECT_FAULT ?? '';
+const SIGKILL = constants.signals.SIGKILL;
 
 /** Each step with the failure it stands for. */
 const FAULTS = {
@@ -27,5 +31,6 @@ export type DeathStep = 'hello' | 'hello-adopted';
 
 /** Dies at `step` when a test asked for it: a supervisor killed while it starts. */
 export function dieIfInjected(step: DeathStep): void {
-  if (INJECTED === `die-at-${step}`) process.kill(process.pid, 'SIGKILL');
+  // Through a pidfd, as every signal of the supervisor goes (test/unit/pidfd-signals.test.ts).
+  if (INJECTED === `die-at-${step}`) native.pidfdSendSignal(native.pidfdOpen(process.pid), SIGKILL);
 }
