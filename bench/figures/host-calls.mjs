@@ -4,9 +4,8 @@
  * child_process.spawn of the same command; then short jobs started through the tool one after
  * another, each to its cleanup, against child_process.spawn one after another.
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { createTools, JobRuntime } from '../../dist/src/index.js';
+import { childRunningMs, childTrue } from '../lib/child-spawn.mjs';
 import { JobEvents } from '../lib/job-events.mjs';
 import { interleave } from '../lib/loop.mjs';
 import { goal, group, ratioOf, row } from '../lib/report.mjs';
@@ -18,23 +17,6 @@ export const title = 'through the public API: tool call to job running, and shor
 /** Jobs that keep running beside the measured one, as a session's dev server and watchers do. */
 const BUSY = 8;
 const COMMAND = 'exec sleep 1000';
-
-async function spawnRunning() {
-  const start = now();
-  const child = spawn('/bin/sh', ['-c', COMMAND], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const closed = once(child, 'close');
-  await once(child, 'spawn');
-  const ms = now() - start;
-  child.kill('SIGKILL');
-  await closed;
-  return ms;
-}
-
-async function spawnTrue() {
-  const child = spawn('/bin/sh', ['-c', 'true'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const [code] = await once(child, 'close');
-  if (code !== 0) throw new Error(`sh -c true exited ${code}`);
-}
 
 export async function run(ctx) {
   const runtime = await JobRuntime.start({ settleMs: 0, maxJobs: 64 });
@@ -70,7 +52,7 @@ export async function run(ctx) {
           return ms;
         },
       },
-      { name: 'child_process.spawn', fn: spawnRunning },
+      { name: 'child_process.spawn', fn: () => childRunningMs(COMMAND) },
     ];
     const latencyResults = await interleave({ runs: ctx.runs(150, 20), warmup: ctx.runs(15, 3), cases: latency, progress: ctx.progress(`${id} latency`) });
     const latencyGroup = group(`call to running, ${BUSY} other jobs running`, latency.map((entry, index) => row(entry.name, latencyResults.get(entry.name), { ours: index === 0 })), 'time');
@@ -87,7 +69,7 @@ export async function run(ctx) {
     };
     const throughput = [
       { name: 'background tool, one after another', fn: sequentially(toolJob) },
-      { name: 'child_process.spawn one after another', fn: sequentially(spawnTrue) },
+      { name: 'child_process.spawn one after another', fn: sequentially(childTrue) },
     ];
     const throughputResults = await interleave({ runs: ctx.runs(3, 1), cases: throughput, progress: ctx.progress(`${id} throughput`) });
     const throughputGroup = group(

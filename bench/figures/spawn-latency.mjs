@@ -4,10 +4,10 @@
  * own spawn called directly (the floor) in a process of its own. Each sample's process is killed
  * and reaped, untimed, before the next.
  */
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { execa } from 'execa';
 import { JobRuntime } from '../../dist/src/index.js';
+import { childRunningMs } from '../lib/child-spawn.mjs';
 import { AddonHarness, envEntries } from '../lib/harness.mjs';
 import { interleave } from '../lib/loop.mjs';
 import { goal, group, ratioOf, row, skippedRow } from '../lib/report.mjs';
@@ -41,16 +41,7 @@ export async function run(ctx) {
       },
       {
         name: 'child_process.spawn',
-        fn: async () => {
-          const start = now();
-          const child = spawn('/bin/sh', ['-c', COMMAND], { stdio: ['ignore', 'pipe', 'pipe'] });
-          const closed = once(child, 'close');
-          await once(child, 'spawn');
-          const ms = now() - start;
-          child.kill('SIGKILL');
-          await closed;
-          return ms;
-        },
+        fn: () => childRunningMs(COMMAND),
       },
       {
         name: 'execa',

@@ -4,9 +4,8 @@
  * job's cleanup reported (every process reaped, output drained) for ours, 'close' (exit and
  * stdio closed) for child_process.
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { JobRuntime } from '../../dist/src/index.js';
+import { childTrue as spawnTrue } from '../lib/child-spawn.mjs';
 import { JobEvents } from '../lib/job-events.mjs';
 import { interleave } from '../lib/loop.mjs';
 import { goal, group, ratioOf, row } from '../lib/report.mjs';
@@ -26,12 +25,6 @@ async function pool(total, width, task) {
     }
   };
   await Promise.all(Array.from({ length: Math.min(width, total) }, worker));
-}
-
-async function spawnTrue() {
-  const child = spawn('/bin/sh', ['-c', 'true'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const [code] = await once(child, 'close');
-  if (code !== 0) throw new Error(`sh -c true exited ${code}`);
 }
 
 export async function run(ctx) {

@@ -8,35 +8,24 @@
  * process-group mode (an unprivileged user has no cgroup subtree of its own here).
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Attacker, attackerUnavailable } from '../helpers/attacker.js';
+import { describe, expect, it } from 'vitest';
+import { attackerForSuite, attackerUnavailable } from '../helpers/attacker.js';
 import { FIXTURES, startRuntime } from '../helpers/runtime.js';
 import { supervisorPid } from '../../src/testing.js';
 
 describe.skipIf(attackerUnavailable !== null)('a job cannot reach into its supervisor (issue 28, item 10)', () => {
-  let user: Attacker;
-  let home: string;
-  beforeAll(() => {
-    user = new Attacker();
-    home = fs.mkdtempSync(path.join(os.tmpdir(), 'heph-test-dumpable-'));
-    fs.chownSync(home, user.uid, user.gid);
-  });
-  afterAll(async () => {
-    await user?.dispose();
-    if (home) fs.rmSync(home, { recursive: true, force: true });
-  });
+  const suite = attackerForSuite('dumpable');
 
   it('pidfd_getfd and /proc/<supervisor>/fd fail for a job of the same uid; both work on a dumpable process of that uid', () => {
-    const out = user.run(`${process.execPath} ${path.join(FIXTURES, 'peek-host.mjs')} ${path.join(home, 'locks')} process-group`);
+    const out = suite.user().run(`${process.execPath} ${path.join(FIXTURES, 'peek-host.mjs')} ${path.join(suite.home(), 'locks')} process-group`);
     const { supervisorPid: sup, hostPid, uid, seen } = JSON.parse(out.trim().split('\n').pop()!) as {
       supervisorPid: number;
       hostPid: number;
       uid: number;
       seen: Record<string, { getfd: string; fds: string }> | string;
     };
-    expect(uid).toBe(user.uid);
+    expect(uid).toBe(suite.user().uid);
     expect(typeof seen).toBe('object');
     const probes = seen as Record<string, { getfd: string; fds: string }>;
     expect(probes[String(hostPid)]).toEqual({ getfd: 'ok', fds: 'ok' });

@@ -10,6 +10,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 
 function probe(): string | null {
   if (process.getuid?.() !== 0) return 'the attacker tests need root (to create a user)';
@@ -86,4 +87,23 @@ export function sharedTmp(): string {
 export function snapshot(dir: string): { mode: number; uid: number; entries: string[] } {
   const stat = fs.lstatSync(dir);
   return { mode: stat.mode & 0o7777, uid: stat.uid, entries: fs.readdirSync(dir).sort() };
+}
+
+/**
+ * An unprivileged user for the tests of one describe block, with a home of its own under the
+ * shared tmp (`label` names it): made before them, removed with everything it ran after them.
+ */
+export function attackerForSuite(label: string): { user: () => Attacker; home: () => string } {
+  let user: Attacker | undefined;
+  let home: string | undefined;
+  beforeAll(() => {
+    user = new Attacker();
+    home = fs.mkdtempSync(path.join(os.tmpdir(), `heph-test-${label}-`));
+    fs.chownSync(home, user.uid, user.gid);
+  });
+  afterAll(async () => {
+    await user?.dispose();
+    if (home) fs.rmSync(home, { recursive: true, force: true });
+  });
+  return { user: () => user!, home: () => home! };
 }

@@ -24,6 +24,13 @@ export async function startRuntime(mode: Mode, options: JobRuntimeOptions = {}):
   return runtime;
 }
 
+/** A runtime as a host starts one (containment detected, no settle window), closed after the test. */
+export async function startAutoRuntime(): Promise<JobRuntime> {
+  const runtime = await JobRuntime.start({ settleMs: 0 });
+  open.push(runtime);
+  return runtime;
+}
+
 export function tempDir(): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'heph-test-'));
   tempDirs.push(dir);

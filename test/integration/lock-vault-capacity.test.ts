@@ -7,9 +7,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import os from 'node:os';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Attacker, attackerUnavailable } from '../helpers/attacker.js';
+import { describe, expect, it } from 'vitest';
+import { attackerForSuite, attackerUnavailable } from '../helpers/attacker.js';
 import { locksOn } from '../helpers/lock-dirs.js';
 import { waitUntil } from '../helpers/kernel.js';
 import { FIXTURES, startRuntime, tempDir } from '../helpers/runtime.js';
@@ -87,20 +86,10 @@ describe('the lock vault\'s capacity (issue 28, item 7)', () => {
  * vault's own error, the one before it still held. As an unprivileged user, `ulimit -n 400`.
  */
 describe.skipIf(attackerUnavailable !== null)('the lock vault at a low descriptor limit (issue 28, item 7)', () => {
-  let user: Attacker;
-  let home: string;
-  beforeAll(() => {
-    user = new Attacker();
-    home = fs.mkdtempSync(path.join(os.tmpdir(), 'heph-test-vault-limit-'));
-    fs.chownSync(home, user.uid, user.gid);
-  });
-  afterAll(async () => {
-    await user?.dispose();
-    if (home) fs.rmSync(home, { recursive: true, force: true });
-  });
+  const suite = attackerForSuite('vault-limit');
 
   it('refuses the lease that would pass RLIMIT_NOFILE in flight, and keeps the one before it', () => {
-    const out = user.run(`ulimit -n 400 && ${process.execPath} ${path.join(FIXTURES, 'vault-limit-host.mjs')} ${path.join(home, 'locks')} 150`);
+    const out = suite.user().run(`ulimit -n 400 && ${process.execPath} ${path.join(FIXTURES, 'vault-limit-host.mjs')} ${path.join(suite.home(), 'locks')} 150`);
     const result = JSON.parse(out.trim().split('\n').pop()!) as Record<string, unknown>;
     expect(result).toMatchObject({ first: 'granted', second: { code: 'ERR_LOCK_VAULT_FULL' }, firstHeld: true, refusedFree: true });
   });

@@ -8,24 +8,14 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
-import { JobRuntime } from '../../src/index.js';
+import { describe, expect, it } from 'vitest';
+import type { JobRuntime } from '../../src/index.js';
 import { supervisorPid } from '../../src/testing.js';
-import { waitForOutput } from '../helpers/runtime.js';
+import { startAutoRuntime, waitForOutput } from '../helpers/runtime.js';
 
 const CI_NODE = process.env.HEPH_CI_NODE;
 const expected = fs.realpathSync(CI_NODE ?? process.execPath);
 
-const runtimes: JobRuntime[] = [];
-afterEach(async () => {
-  for (const runtime of runtimes.splice(0)) await runtime.close();
-});
-
-async function started(): Promise<JobRuntime> {
-  const runtime = await JobRuntime.start({ settleMs: 0 });
-  runtimes.push(runtime);
-  return runtime;
-}
 
 /** What a job printed after `marker=` (its first such output line). */
 async function printed(runtime: JobRuntime, command: string, marker: string): Promise<string> {
@@ -41,7 +31,7 @@ describe(`the Node a test run uses: ${expected} (Node ${process.versions.node})`
   });
 
   it("the supervisor runs on the runtime's Node", async () => {
-    const runtime = await started();
+    const runtime = await startAutoRuntime();
     await runtime.background({ command: 'true' }); // the supervisor starts with the first job
     const pid = supervisorPid(runtime);
     expect(pid).not.toBeNull();
@@ -49,7 +39,7 @@ describe(`the Node a test run uses: ${expected} (Node ${process.versions.node})`
   });
 
   it.runIf(CI_NODE)("a job's `node` (PATH) is that Node too", async () => {
-    const runtime = await started();
+    const runtime = await startAutoRuntime();
     expect(fs.realpathSync(await printed(runtime, `node -e 'console.log("exe=" + process.execPath)'`, 'exe'))).toBe(expected);
   });
 

@@ -10,12 +10,11 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { JobRuntime } from '../../src/index.js';
+import { describe, expect, it } from 'vitest';
 import { supervisorDiagnostics } from '../../src/testing.js';
 import { supervisorEntry } from '../../src/runtime/supervisor-client.js';
 import { codeCachePath } from '../../supervisor/code-cache.js';
-import { waitForOutput } from '../helpers/runtime.js';
+import { startAutoRuntime, waitForOutput } from '../helpers/runtime.js';
 
 const BUNDLE = path.join(path.dirname(supervisorEntry()), 'supervisor.bundle.cjs');
 const CACHE = codeCachePath(BUNDLE);
@@ -26,21 +25,11 @@ function replaceCache(bytes: Buffer): void {
   fs.renameSync(`${CACHE}.test`, CACHE);
 }
 
-const runtimes: JobRuntime[] = [];
-afterEach(async () => {
-  for (const runtime of runtimes.splice(0)) await runtime.close();
-});
-
-async function started(): Promise<JobRuntime> {
-  const runtime = await JobRuntime.start({ settleMs: 0 });
-  runtimes.push(runtime);
-  return runtime;
-}
 
 describe('supervisor code cache', () => {
   it('the runtime starts the launcher, and its supervisor compiles the bundle from the cache the build made (its heap flags set back: flag-hash.ts)', async () => {
     expect(path.basename(supervisorEntry())).toBe('supervisor.launch.cjs');
-    const runtime = await started();
+    const runtime = await startAutoRuntime();
     expect((await supervisorDiagnostics(runtime)).codeCache).toBe('accepted');
   });
 
@@ -49,7 +38,7 @@ describe('supervisor code cache', () => {
     try {
       // The right header (so our own check passes it on) over garbage: V8 must refuse it.
       replaceCache(Buffer.concat([good.subarray(0, 65), Buffer.alloc(good.length - 65, 0xa5)]));
-      const runtime = await started();
+      const runtime = await startAutoRuntime();
       expect((await supervisorDiagnostics(runtime)).codeCache).toBe('rejected');
       const job = await runtime.background({ command: 'echo from-a-supervisor-without-its-cache' });
       await waitForOutput(runtime, job.id, 'from-a-supervisor-without-its-cache');
@@ -57,7 +46,7 @@ describe('supervisor code cache', () => {
       replaceCache(good);
     }
     // The control: the same start with the cache restored uses it.
-    const after = await started();
+    const after = await startAutoRuntime();
     expect((await supervisorDiagnostics(after)).codeCache).toBe('accepted');
   });
 });
