@@ -18,6 +18,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("setChildSubreaper", Napi::Function::New(env, heph::SetChildSubreaper, "setChildSubreaper"));
   exports.Set("isChildSubreaper", Napi::Function::New(env, heph::IsChildSubreaper, "isChildSubreaper"));
   exports.Set("setNotDumpable", Napi::Function::New(env, heph::SetNotDumpable, "setNotDumpable"));
+  exports.Set("exitNow", Napi::Function::New(env, heph::ExitNow, "exitNow"));
   exports.Set("spawn", Napi::Function::New(env, heph::Spawn, "spawn"));
   exports.Set("spawnAsync", Napi::Function::New(env, heph::SpawnAsync, "spawnAsync"));
   exports.Set("openPty", Napi::Function::New(env, heph::OpenPty, "openPty"));

@@ -125,6 +125,15 @@ Napi::Value SetNotDumpable(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
+// exitNow(code): _exit(2), without the process's atexit handlers or Node's platform teardown.
+// Node's exit can wait for good there (nodejs/node#54918: a background compile waits for a
+// garbage collection the exiting main thread never runs); a supervisor must not outlive its work.
+Napi::Value ExitNow(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsNumber()) ThrowTypeError(env, "exitNow(code): code must be a number");
+  _exit(info[0].As<Napi::Number>().Int32Value() & 0xff);
+}
+
 // isChildSubreaper() -> boolean, read back from the kernel.
 Napi::Value IsChildSubreaper(const Napi::CallbackInfo& info) {
   int value = 0;

@@ -10,6 +10,7 @@ Napi::Value Setsid(const Napi::CallbackInfo& info);
 Napi::Value SetChildSubreaper(const Napi::CallbackInfo& info);
 Napi::Value IsChildSubreaper(const Napi::CallbackInfo& info);
 Napi::Value SetNotDumpable(const Napi::CallbackInfo& info);
+Napi::Value ExitNow(const Napi::CallbackInfo& info);
 Napi::Value PidfdOpen(const Napi::CallbackInfo& info);
 Napi::Value PidfdSendSignal(const Napi::CallbackInfo& info);
 Napi::Value SignalPid(const Napi::CallbackInfo& info);

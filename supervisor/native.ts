@@ -68,6 +68,8 @@ export interface NativeAddon {
   isChildSubreaper(): boolean;
   /** prctl(PR_SET_DUMPABLE, 0): no process of our uid may ptrace us, take our descriptors (pidfd_getfd) or read our /proc/PID/fd. */
   setNotDumpable(): void;
+  /** _exit(2) with `code`: no atexit handlers, no platform teardown. */
+  exitNow(code: number): never;
   spawn(options: NativeSpawnOptions): NativeSpawnResult;
   /**
    * spawn's work on one of the addon's spawner threads (this thread goes on while the child

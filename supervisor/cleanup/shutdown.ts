@@ -3,6 +3,7 @@
  * everything below us killed and reaped, our cgroups removed, then exit.
  */
 import { freezeThenKill } from '../containment/signal.js';
+import { native } from '../native.js';
 import { alive } from '../containment/stragglers.js';
 import { descendantsOf, listProcesses } from '../platform/procfs.js';
 import type { SupervisorState } from '../state.js';
@@ -29,6 +30,17 @@ async function killEverythingBelowUs(): Promise<void> {
   while (freezeThenKill(below) > 0 && Date.now() <= deadline) await sleep(SWEEP_PAUSE_MS);
 }
 
+/**
+ * Ends the process with `code` once its 'exit' listeners have run (the code cache's warm-up is
+ * one), through _exit: Node's own exit can hang for good in its platform teardown
+ * (nodejs/node#54918, seen here on Node 26), and a supervisor must never outlive its runtime.
+ */
+export function exitNow(code: number): never {
+  process.exitCode = code;
+  process.emit('exit', code);
+  return native.exitNow(code);
+}
+
 /** Stops everything and exits; `close` closes the channel last. Later calls join the first. */
 export function shutdown(state: SupervisorState, close: () => void): Promise<void> {
   state.shuttingDown ??= (async () => {
@@ -42,7 +54,7 @@ export function shutdown(state: SupervisorState, close: () => void): Promise<voi
     state.setup?.strategy.dispose();
     state.setup?.locks.close();
     close();
-    process.exit(0);
+    exitNow(0);
   })();
   return state.shuttingDown;
 }
