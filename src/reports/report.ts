@@ -157,6 +157,11 @@ function earlierLine(report: JobReport, output: OutputSnapshot, dialect: Dialect
   return say.earlierLines(facts, dialect);
 }
 
+/** A cursor read from at or past the last line there is (`since` 40 of a job of 30 lines). */
+function pastEnd(report: JobReport, output: OutputSnapshot): boolean {
+  return report.since !== null && report.since >= output.totalLines && output.lines.length === 0;
+}
+
 /** A filtered read: what matched, then the matching lines with their numbers. */
 function filteredSection(report: JobReport, output: OutputSnapshot, pattern: string, dialect: Dialect): string[] {
   const facts = {
@@ -168,7 +173,8 @@ function filteredSection(report: JobReport, output: OutputSnapshot, pattern: str
     page: report.since !== null,
     filledRead: output.limitedByBytes,
   };
-  const lines = [say.filterNote(facts, dialect), ...output.lines.map((line) => outputLine(line, true))];
+  const note = pastEnd(report, output) ? say.cursorPastEnd(report.id, report.since!, output.totalLines) : say.filterNote(facts, dialect);
+  const lines = [note, ...output.lines.map((line) => outputLine(line, true))];
   if (report.since !== null) lines.push(say.readOnFrom(report.id, output.next, dialect, false, pattern));
   return lines;
 }
@@ -208,7 +214,8 @@ function outputSection(report: JobReport, output: OutputSnapshot, dialect: Diale
   for (const line of output.lines) lines.push(outputLine(line));
   const cursorRead = report.since !== null;
   if (output.lines.length === 0 && earlier === null) {
-    if (cursorRead) lines.push(say.noOutput('since-last-read'));
+    if (pastEnd(report, output)) lines.push(say.cursorPastEnd(report.id, report.since!, output.totalLines));
+    else if (cursorRead) lines.push(say.noOutput('since-last-read'));
     else if (output.totalLines === 0) lines.push(say.noOutput(report.state === 'running' ? 'yet' : 'ever'));
   }
   // A cursor read always ends with the call that reads on from where it stopped.

@@ -124,6 +124,12 @@ export function filterNote({ id, pattern, matched, shown, dropped, page, filledR
   return `(${note})`;
 }
 
+/** A cursor read whose `since` is at or past the job's line count: no line can follow it yet. */
+export function cursorPastEnd(id: number, since: number, total: number): string {
+  const lines = total === 0 ? 'no lines yet' : total === 1 ? '1 line, numbered 0' : `${total} lines, numbered 0 to ${total - 1}`;
+  return `(since ${since} is past the end: job ${id} has ${lines})`;
+}
+
 /** A read that shows no line: nothing new since the cursor, nothing yet, or nothing ever. */
 export function noOutput(which: 'since-last-read' | 'yet' | 'ever'): string {
   if (which === 'since-last-read') return '(no new output since the last read)';
