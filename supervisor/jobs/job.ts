@@ -24,6 +24,7 @@ import { JobTerminal, openTerminal, terminalEnv, type Terminal } from './termina
 import { jobStats } from './stats.js';
 import { onHostBootClock } from '../platform/procfs.js';
 import { KeptFiles, KeptMemberFiles } from '../platform/kept-files.js';
+import { room, SPAWN_DESCRIPTORS } from '../platform/descriptors.js';
 
 const SIGNALS: Record<SignalName, number> = { INT: os.signals.SIGINT, TERM: os.signals.SIGTERM, KILL: os.signals.SIGKILL };
 const SIGCONT = os.signals.SIGCONT;
@@ -212,6 +213,12 @@ export class SupervisedJob implements WaitableJob {
     hooks: JobHooks,
     register: (job: SupervisedJob) => void,
   ): Promise<SupervisedJob> {
+    try {
+      // A spawn that would leave no descriptors for kills and cleanup is refused before it begins.
+      room(`the start of job ${params.job}`, SPAWN_DESCRIPTORS);
+    } catch (error) {
+      return Promise.reject(new SpawnError(describeSpawnFailure(error, params), { cause: error, details: nativeDetails(error) }));
+    }
     const cgroup = strategy.prepare(params.job);
     let terminal: Terminal | null = null;
     const spawnFailed = (error: unknown): SpawnError => {

@@ -32,6 +32,7 @@ import { pathAncestors } from '../../src/protocol/resource-path.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { warn } from '../warn.js';
 import { DirectoryChanges } from './dir-changes.js';
+import { room } from '../platform/descriptors.js';
 
 const SLOTS = 2 ** 46;
 const X_INTENT = 2 ** 47;
@@ -119,6 +120,9 @@ function deadHolders(records: HolderRecord[]): SupervisorIdentity[] {
   }
   return [...dead.values()];
 }
+
+/** Most descriptors one vault message carries (the kernel's SCM_MAX_FD): a store receives one at a time. */
+const VAULT_MESSAGE_FDS = 253;
 
 /** Longest wait for a dying exclusive holder to finish exiting. */
 const DYING_HOLDER_MS = 2000;
@@ -385,6 +389,9 @@ export class KernelLocks {
 
   /** One attempt at the whole set: the fds holding it, or null (and nothing held). */
   private tryAll(steps: LockStep[]): number[] | null {
+    // Its files, and the vault's store after (it takes one message of held descriptors off at a time).
+    const held = [...this.held.values()].reduce((sum, entry) => sum + entry.fds.length, 0);
+    room('the lease', steps.length + Math.min(VAULT_MESSAGE_FDS, held + steps.length));
     const fds: number[] = [];
     try {
       for (const step of steps) {
