@@ -10,7 +10,7 @@
  * job_status {"id": 0} reads more; job_kill {"id": 0} stops it.
  * ```
  */
-import type { OutputLine, OutputRead as OutputSnapshot } from '../protocol/messages.js';
+import type { InputWrite, OutputLine, OutputRead as OutputSnapshot } from '../protocol/messages.js';
 import * as say from '../wording/index.js';
 import type { Dialect, JobState, JobView, KillOutcome, LockBlockerFacts, LockResourceFacts, ReportState, WaitOutcome } from '../facts.js';
 import { formatStats, type JobStats } from './stats-format.js';
@@ -60,6 +60,8 @@ export interface JobReport {
   timedOutAfterMs: number | null;
   /** What a kill found (a report of `kill` alone): the job had already ended, or it outlived SIGINT. */
   kill?: KillOutcome;
+  /** What the job_input this report answers wrote (`closed`: the end of input was sent, when asked). */
+  input?: InputWrite & { closed?: boolean };
   /** The first line of `text`: `job <id> <state> <elapsed> <command>`. */
   header: string;
   text: string;
@@ -89,6 +91,8 @@ export interface ReportContext {
   filter?: string;
   /** What the kill this report answers found. */
   kill?: KillOutcome;
+  /** What the job_input this report answers wrote. */
+  input?: InputWrite & { closed?: boolean };
   /** The call waited this long for the job's locks and answers with the job still waiting. */
   lockWaitMs?: number;
 }
@@ -238,6 +242,8 @@ export function reportText(report: JobReport, dialect: Dialect = 'tool'): string
   if (report.waited?.cut) text.push(say.waitCut(report.id, report.waited, report.waited.cut, dialect));
   if (report.timedOutAfterMs !== null) text.push(say.stoppedByTimeout(formatElapsed(report.timedOutAfterMs)));
   if (report.kill) text.push(say.killOutcome(report.id, stateText(report), report.kill, dialect));
+  if (report.input && report.input.written < report.input.bytes) text.push(say.inputShort(report.id, report.input));
+  if (report.input?.closed === false) text.push(say.inputNotClosed(report.id));
   const { id, state, wants, reason, cleanedUp } = report;
   // Reports built elsewhere (a host's own) may lack the lock fields.
   const lockWait = state === 'waiting' ? say.lockWaitLine(id, report.blockedBy ?? [], report.lockWaitMs ?? null) : null;
@@ -271,6 +277,7 @@ export function buildReport(record: JobView, output: OutputSnapshot | null, cont
     lockWaitMs: state === 'waiting' ? (context.lockWaitMs ?? null) : null,
     timedOutAfterMs: record.timedOut ? (record.input.timeoutMs ?? 0) : null,
     ...(context.kill ? { kill: context.kill } : {}),
+    ...(context.input ? { input: context.input } : {}),
     header: headerLine(record, now),
     text: '',
   };

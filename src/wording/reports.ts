@@ -130,6 +130,21 @@ export function cursorPastEnd(id: number, since: number, total: number): string 
   return `(since ${since} is past the end: job ${id} has ${lines})`;
 }
 
+/** A job_input that did not all go in (`stalled`: the job left its input full until the bound). */
+export function inputShort(id: number, input: { bytes: number; written: number; stalled: boolean; waitedMs: number }): string {
+  const rest = `the other ${input.bytes - input.written} were not sent; send them again once it reads`;
+  if (input.stalled) {
+    const seconds = Number((input.waitedMs / 1000).toFixed(1));
+    return `(job ${id} is not reading its input: ${input.written} of ${input.bytes} bytes went in within ${seconds}s, then its input stayed full; ${rest})`;
+  }
+  return `(job ${id} no longer reads its input: ${input.written} of ${input.bytes} bytes went in; the other ${input.bytes - input.written} were not sent)`;
+}
+
+/** A job_input with close whose end of input could not be sent (the terminal's input stayed full). */
+export function inputNotClosed(id: number): string {
+  return `(job ${id}'s input was not closed: its terminal's input stayed full, so the end-of-file character was not sent; job_input with close sends it again)`;
+}
+
 /** A read that shows no line: nothing new since the cursor, nothing yet, or nothing ever. */
 export function noOutput(which: 'since-last-read' | 'yet' | 'ever'): string {
   if (which === 'since-last-read') return '(no new output since the last read)';
