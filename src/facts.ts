@@ -50,6 +50,8 @@ export interface JobView {
   readonly endedAt: number | null;
   readonly cleanedUp: boolean;
   readonly reason: string | null;
+  /** A failed job refused by a limit of the machine: its errno code (wording MACHINE_LIMITS). */
+  readonly limit?: string;
   /** Resources at the last read, while running. */
   readonly stats: JobStats | null;
   /** The resources asked for, while waiting. */
@@ -96,6 +98,8 @@ export interface NextStepFacts {
   wants: readonly LockResourceFacts[];
   reason: string | null;
   cleanedUp: boolean;
+  /** A failed job's machine limit (MACHINE_LIMITS), when one refused it. */
+  limit?: string;
 }
 
 /** The facts of a notice: a job the model had not heard of ended, or started after waiting for its locks. */

@@ -214,8 +214,30 @@ export function stoppedByTimeout(elapsed: string): string {
   return `(stopped by its timeout of ${elapsed})`;
 }
 
+/**
+ * Errno codes that say a limit of the machine refused a job, not its command, with what each
+ * means: a spawn, a cgroup or a lease failing so is fixed by ending jobs or raising the limit.
+ */
+export const MACHINE_LIMITS: Readonly<Record<string, string>> = {
+  EAGAIN: 'a limit on processes or cgroups was reached: a pids limit, RLIMIT_NPROC or cgroup.max.descendants',
+  ENOMEM: 'the machine, or a cgroup, is out of memory',
+  ENOSPC: 'a disk or a kernel table is full: no space left on a device, or a limit such as inotify watches',
+  EMFILE: 'the supervisor has as many files open as its RLIMIT_NOFILE allows',
+  ENFILE: 'the system has as many files open as it allows',
+  EDQUOT: 'a disk quota was reached',
+};
+
+/** What a refusal by limit `code` means, and what to do (the end of a failed job's report, or of an error). */
+export function machineLimitAdvice(code: string, dialect: Dialect = 'tool'): string {
+  const kill = dialect === 'shell' ? 'kill' : 'job_kill';
+  return (
+    `This is a limit of the machine (${code}: ${MACHINE_LIMITS[code] ?? 'a resource ran out'}), not a fault of the command: ` +
+    `end jobs that are no longer needed with ${kill}, or ask the user to raise the limit; then ${backgroundAgain(dialect)}.`
+  );
+}
+
 /** The last line of a report: what the model (or, in the `shell` dialect, the person) can do next. */
-export function nextStep({ id, state, wants, reason, cleanedUp }: NextStepFacts, dialect: Dialect = 'tool'): string {
+export function nextStep({ id, state, wants, reason, cleanedUp, limit }: NextStepFacts, dialect: Dialect = 'tool'): string {
   const status = jobCall(dialect, 'job_status', id);
   const kill = jobCall(dialect, 'job_kill', id);
   switch (state) {
@@ -226,6 +248,7 @@ export function nextStep({ id, state, wants, reason, cleanedUp }: NextStepFacts,
       return `job ${id} has not started: it waits for its locks${what}. ${status} shows when it runs; ${kill} gives up on it.`;
     }
     case 'failed':
+      if (limit !== undefined) return `job ${id} could not start: ${sentence(reason ?? 'the reason is unknown')} ${machineLimitAdvice(limit, dialect)}`;
       return `job ${id} could not start: ${sentence(reason ?? 'the reason is unknown')} Fix the command or its working directory, then ${backgroundAgain(dialect)}.`;
     case 'cancelled':
       return `job ${id} never started: ${sentence(reason ?? 'its wait for its locks was given up')} Nothing of it ran; ${backgroundAgain(dialect)} if it is still needed.`;

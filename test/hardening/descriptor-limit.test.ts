@@ -77,6 +77,9 @@ describe.each(modeRows())(`a supervisor under RLIMIT_NOFILE ${LIMIT} (%s)`, (mod
     for (const refusal of first.refused) {
       expect(refusal).toMatch(/EMFILE/);
       expect(refusal).not.toMatch(/MSG_CTRUNC|Message too long/);
+      // A limit of the machine, not the command's fault (issue 28, item 11).
+      expect(refusal).toMatch(/This is a limit of the machine \(EMFILE: /);
+      expect(refusal).not.toMatch(/Fix the command/);
     }
     // Negative control: while the jobs run, the oracles see them.
     expect(await oracle.finish(300)).toBe(false);
@@ -105,6 +108,9 @@ describe.each(modeRows())(`a supervisor under RLIMIT_NOFILE ${LIMIT} (%s)`, (mod
     for (const refusal of first.refused) {
       expect(refusal).toMatch(/EMFILE/);
       expect(refusal).not.toMatch(/MSG_CTRUNC|Message too long/);
+      // A limit of the machine, not the command's fault (issue 28, item 11).
+      expect(refusal).toMatch(/This is a limit of the machine \(EMFILE: /);
+      expect(refusal).not.toMatch(/Fix the command/);
     }
     expect(first.statuses.filter((status) => status.error !== undefined)).toEqual([]);
     expect(await oracle.finish(300)).toBe(false);
