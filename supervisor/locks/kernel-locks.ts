@@ -32,7 +32,7 @@ import { pathAncestors } from '../../src/protocol/resource-path.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { warn } from '../warn.js';
 import { DirectoryChanges } from './dir-changes.js';
-import { descriptorLimit, room } from '../platform/descriptors.js';
+import { descriptorLimit, reserveForLater, room } from '../platform/descriptors.js';
 import { BadResourceError } from '../../src/protocol/errors.js';
 
 const SLOTS = 2 ** 46;
@@ -175,6 +175,15 @@ export class KernelLocks {
     private readonly polling: LockPolling = LOCK_POLLING,
   ) {
     this.changes = polling.onDirectoryChange ? new DirectoryChanges(dir.fd) : null;
+    // Each store takes the previous snapshot off the vault, one message at a time: that room stays free.
+    if (vault) reserveForLater(() => Math.min(VAULT_MESSAGE_FDS, this.heldFds()));
+  }
+
+  /** Descriptors the held leases keep open. */
+  private heldFds(): number {
+    let count = 0;
+    for (const entry of this.held.values()) count += entry.fds.length;
+    return count;
   }
 
   private readonly changes: DirectoryChanges | null;
@@ -432,9 +441,8 @@ export class KernelLocks {
 
   /** One attempt at the whole set: the fds holding it, or null (and nothing held). */
   private tryAll(steps: LockStep[]): number[] | null {
-    // Its files, and the vault's store after (it takes one message of held descriptors off at a time).
-    const held = [...this.held.values()].reduce((sum, entry) => sum + entry.fds.length, 0);
-    room('the lease', steps.length + Math.min(VAULT_MESSAGE_FDS, held + steps.length));
+    // Its files, and the vault's later stores (each takes one message of held descriptors off at a time).
+    room('the lease', steps.length, this.vault ? Math.min(VAULT_MESSAGE_FDS, this.heldFds() + steps.length) : 0);
     const fds: number[] = [];
     try {
       for (const step of steps) {

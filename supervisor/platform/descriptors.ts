@@ -86,30 +86,42 @@ export function keptDescriptorCount(): number {
   return keptCount;
 }
 
+/**
+ * Descriptors some holder needs free later, beyond RESERVED_DESCRIPTORS: the lock vault takes the
+ * previous snapshot of the held lock descriptors off its queue at each change (locks/kernel-locks.ts).
+ */
+let laterNeed: () => number = () => 0;
+
+export function reserveForLater(need: () => number): void {
+  laterNeed = need;
+}
+
 /** Why `room` refused: an error with code EMFILE, as the kernel's own refusal would have. */
 export class DescriptorLimitError extends Error {
   readonly code = 'EMFILE';
   readonly errno = 24;
-  constructor(what: string, wanted: number, open: number, limit: number) {
+  constructor(what: string, wanted: number, open: number, limit: number, kept: number) {
     super(
       `EMFILE: ${what} needs ${wanted} more file descriptors, and the supervisor has ${open} of its limit of ${limit} ` +
-        `(RLIMIT_NOFILE) open, ${RESERVED_DESCRIPTORS} of which stay free for kills and cleanup`,
+        `(RLIMIT_NOFILE) open, and ${kept} must stay free for kills, cleanup and the lock vault`,
     );
   }
 }
 
 /**
- * Makes sure `wanted` more descriptors can be opened with RESERVED_DESCRIPTORS still free after:
- * gives kept descriptors back first if that makes the room; otherwise throws DescriptorLimitError.
+ * Makes sure `wanted` more descriptors can be opened with RESERVED_DESCRIPTORS, and what a holder
+ * needs later (`later`, else reserveForLater's), still free after: gives kept descriptors back
+ * first if that makes the room; otherwise throws DescriptorLimitError.
  */
-export function room(what: string, wanted: number): void {
+export function room(what: string, wanted: number, later = laterNeed()): void {
   const limit = descriptorLimit();
+  const free = RESERVED_DESCRIPTORS + later;
   let open = openDescriptorCount();
-  if (open !== null && open + wanted + RESERVED_DESCRIPTORS <= limit) return;
+  if (open !== null && open + wanted + free <= limit) return;
   if (keptCount > 0) {
     for (const holder of holders) holder.giveBack();
     open = openDescriptorCount();
-    if (open !== null && open + wanted + RESERVED_DESCRIPTORS <= limit) return;
+    if (open !== null && open + wanted + free <= limit) return;
   }
-  throw new DescriptorLimitError(what, wanted, open ?? limit, limit);
+  throw new DescriptorLimitError(what, wanted, open ?? limit, limit, free);
 }

@@ -102,8 +102,9 @@ describe.each(modeRows())(`a supervisor under RLIMIT_NOFILE ${LIMIT} (%s)`, (mod
     const oracle = new SharedEofOracle();
     cleanups.push(() => oracle.dispose());
     const dir = tempDir();
-    const host = startHost(mode, marker, oracle.fifo, { HEPH_TEST_LOCKS: `path:${dir}/a/b/c/d/e/f/lock-` });
+    const host = startHost(mode, marker, oracle.fifo, { HEPH_TEST_LOCKS: `path:${dir}/lock-` });
     const first = await host.next<Started>('the statuses');
+    expect(first.started.length).toBeGreaterThan(0);
     expect(first.refused.length).toBeGreaterThan(0);
     for (const refusal of first.refused) {
       expect(refusal).toMatch(/EMFILE/);
