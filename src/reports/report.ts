@@ -37,6 +37,8 @@ export interface JobReport {
   reason: string | null;
   /** A failed job refused by a limit of the machine: its errno code (`EAGAIN`, `ENOSPC`, `EMFILE`...), not the command's fault. */
   limit?: string;
+  /** A failed job whose locks were refused as asked (ERR_BAD_RESOURCE): its locks are to change, not its command. */
+  badLocks?: boolean;
   /** The read this report shows; null when none was made (lists, failed or lost jobs). */
   output: OutputSnapshot | null;
   /** The cursor (`since`) of the read `output` shows; null for a tail read, or when there was no read. */
@@ -246,11 +248,11 @@ export function reportText(report: JobReport, dialect: Dialect = 'tool'): string
   if (report.kill) text.push(say.killOutcome(report.id, stateText(report), report.kill, dialect));
   if (report.input && report.input.written < report.input.bytes) text.push(say.inputShort(report.id, report.input));
   if (report.input?.closed === false) text.push(say.inputNotClosed(report.id));
-  const { id, state, wants, reason, cleanedUp, limit } = report;
+  const { id, state, wants, reason, cleanedUp, limit, badLocks } = report;
   // Reports built elsewhere (a host's own) may lack the lock fields.
   const lockWait = state === 'waiting' ? say.lockWaitLine(id, report.blockedBy ?? [], report.lockWaitMs ?? null) : null;
   if (lockWait !== null) text.push(lockWait);
-  text.push(say.nextStep({ id, state, wants, reason, cleanedUp, ...(limit === undefined ? {} : { limit }) }, dialect));
+  text.push(say.nextStep({ id, state, wants, reason, cleanedUp, ...(limit === undefined ? {} : { limit }), ...(badLocks ? { badLocks } : {}) }, dialect));
   return text.join('\n');
 }
 
@@ -271,6 +273,7 @@ export function buildReport(record: JobView, output: OutputSnapshot | null, cont
     cleanedUp: record.cleanedUp,
     reason: record.reason,
     ...(state === 'failed' && record.limit !== undefined ? { limit: record.limit } : {}),
+    ...(state === 'failed' && record.badLocks === true ? { badLocks: true } : {}),
     output,
     since: output && context.since !== undefined ? context.since : null,
     waited: context.waited ?? null,

@@ -76,6 +76,7 @@ export class JobStates {
       record.reason = error instanceof Error ? error.message : String(error);
       const limit = machineLimitOf(error);
       if (limit !== undefined) record.limit = limit;
+      if ((error as { code?: unknown } | null)?.code === 'ERR_BAD_RESOURCE') record.badLocks = true;
     }
     this.neverRan(record);
     this.emit({ type: record.state === 'lost' ? 'lost' : 'failed', job: record.id });

@@ -237,7 +237,7 @@ export function machineLimitAdvice(code: string, dialect: Dialect = 'tool'): str
 }
 
 /** The last line of a report: what the model (or, in the `shell` dialect, the person) can do next. */
-export function nextStep({ id, state, wants, reason, cleanedUp, limit }: NextStepFacts, dialect: Dialect = 'tool'): string {
+export function nextStep({ id, state, wants, reason, cleanedUp, limit, badLocks }: NextStepFacts, dialect: Dialect = 'tool'): string {
   const status = jobCall(dialect, 'job_status', id);
   const kill = jobCall(dialect, 'job_kill', id);
   switch (state) {
@@ -249,6 +249,7 @@ export function nextStep({ id, state, wants, reason, cleanedUp, limit }: NextSte
     }
     case 'failed':
       if (limit !== undefined) return `job ${id} could not start: ${sentence(reason ?? 'the reason is unknown')} ${machineLimitAdvice(limit, dialect)}`;
+      if (badLocks) return `job ${id} could not start: ${sentence(reason ?? 'its locks were refused')} Nothing of it ran; change its locks, then ${backgroundAgain(dialect)}.`;
       return `job ${id} could not start: ${sentence(reason ?? 'the reason is unknown')} Fix the command or its working directory, then ${backgroundAgain(dialect)}.`;
     case 'cancelled':
       return `job ${id} never started: ${sentence(reason ?? 'its wait for its locks was given up')} Nothing of it ran; ${backgroundAgain(dialect)} if it is still needed.`;

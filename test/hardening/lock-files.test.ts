@@ -46,6 +46,7 @@ describe('lock files per lease (issue 28, item 6)', () => {
     expect(message).not.toContain('> ran');
     expect(message).toMatch(/these locks need 16033 lock files/);
     expect(message).toMatch(/at most \d+ lock files/);
+    expect(message.split('\n').at(-1)).toMatch(/Nothing of it ran; change its locks, then call background again\.$/);
     expect(lockFiles(lockDir)).toEqual([]);
     expect(openFdCount(supervisor)).toBeLessThan(before + 16);
 
