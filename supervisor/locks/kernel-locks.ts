@@ -487,7 +487,8 @@ export class KernelLocks {
     const fd = native.lockOpenAt(this.dir.fd, name);
     try {
       const stat = fs.fstatSync(fd);
-      if (!stat.isFile() || stat.uid !== process.getuid!() || stat.nlink !== 1) {
+      // No name at all (nlink 0) is a file a release removed just after our open: openAndLock opens it afresh.
+      if (!stat.isFile() || stat.uid !== process.getuid!() || stat.nlink > 1) {
         throw new Error(`heph-jobs: the lock file ${name} in ${this.dir.info.dir} is not a regular file of this user's with one name`);
       }
       return fd;
