@@ -340,27 +340,6 @@ export class KernelLocks {
     closeAll(entry.fds);
   }
 
-  /**
-   * Removes lock file `name` (open at `fd`, unlocked by us) when no one else uses it: a write lock
-   * on the whole file proves no other description holds or is taking a lock on any byte of it, and
-   * an empty file holds no record of a holder that died. A taker that opened it just before checks,
-   * once its locks are taken, that it is still linked (openAndLock), so it never holds a removed file.
-   */
-  private removeIfUnused(fd: number, name: string): void {
-    try {
-      if (!native.lockRange(fd, true, 0, 0)) return;
-      const own = fs.fstatSync(fd);
-      if (own.nlink !== 1 || own.size !== 0) return;
-      // The name must still be this very file (through our descriptor of the directory).
-      const named = fs.lstatSync(`/proc/self/fd/${this.dir.fd}/${name}`, { throwIfNoEntry: false });
-      if (named?.ino === own.ino && named.dev === own.dev) native.unlinkAt(this.dir.fd, name, false);
-    } catch (error) {
-      warn(`could not remove the unused lock file ${name}: ${(error as Error).message}`);
-    } finally {
-      native.unlockRange(fd, 0, 0);
-    }
-  }
-
   /** Puts what we hold into the vault (a failure leaves the leases held by us alone, and says so). */
   private store(): void {
     if (!this.vault) return;
@@ -495,6 +474,27 @@ export class KernelLocks {
     } catch (error) {
       native.closeFd(fd);
       throw error;
+    }
+  }
+
+  /**
+   * Removes lock file `name` (open at `fd`, unlocked by us) when no one else uses it: a write lock
+   * on the whole file proves no other description holds or is taking a lock on any byte of it, and
+   * an empty file holds no record of a holder that died. A taker that opened it just before checks,
+   * once its locks are taken, that it is still linked (openAndLock), so it never holds a removed file.
+   */
+  private removeIfUnused(fd: number, name: string): void {
+    try {
+      if (!native.lockRange(fd, true, 0, 0)) return;
+      const own = fs.fstatSync(fd);
+      if (own.nlink !== 1 || own.size !== 0) return;
+      // The name must still be this very file (through our descriptor of the directory).
+      const named = fs.lstatSync(`/proc/self/fd/${this.dir.fd}/${name}`, { throwIfNoEntry: false });
+      if (named?.ino === own.ino && named.dev === own.dev) native.unlinkAt(this.dir.fd, name, false);
+    } catch (error) {
+      warn(`could not remove the unused lock file ${name}: ${(error as Error).message}`);
+    } finally {
+      native.unlockRange(fd, 0, 0);
     }
   }
 }
