@@ -163,7 +163,12 @@ Napi::Value ReceiveFds(const Napi::CallbackInfo& info) {
     }
   }
   if (got == 0 && received.fds().empty()) return env.Null();  // end of stream: nothing is queued
-  if (msg.msg_flags & MSG_CTRUNC) throw ErrnoError(env, EMSGSIZE, "recvmsg (descriptors cut: MSG_CTRUNC)");
+  // Our control buffer fits the most any sender may pass: a cut short of it is the kernel having no
+  // descriptor free for the rest (RLIMIT_NOFILE), which is EMFILE, not a message too long.
+  if (msg.msg_flags & MSG_CTRUNC) {
+    if (received.fds().size() < kMaxFdsPerMessage) throw ErrnoError(env, EMFILE, "recvmsg (descriptors cut: no descriptor free for them)");
+    throw ErrnoError(env, EMSGSIZE, "recvmsg (descriptors cut: MSG_CTRUNC)");
+  }
   if (msg.msg_flags & MSG_TRUNC) throw ErrnoError(env, EMSGSIZE, "recvmsg (payload cut: MSG_TRUNC)");
 
   Napi::Object out = Napi::Object::New(env);

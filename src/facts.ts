@@ -50,6 +50,10 @@ export interface JobView {
   readonly endedAt: number | null;
   readonly cleanedUp: boolean;
   readonly reason: string | null;
+  /** A failed job refused by a limit of the machine: its errno code (wording MACHINE_LIMITS). */
+  readonly limit?: string;
+  /** A failed job whose locks were refused as asked (too many lock files for one lease). */
+  readonly badLocks?: boolean;
   /** Resources at the last read, while running. */
   readonly stats: JobStats | null;
   /** The resources asked for, while waiting. */
@@ -96,6 +100,10 @@ export interface NextStepFacts {
   wants: readonly LockResourceFacts[];
   reason: string | null;
   cleanedUp: boolean;
+  /** A failed job's machine limit (MACHINE_LIMITS), when one refused it. */
+  limit?: string;
+  /** A failed job's locks were refused as asked. */
+  badLocks?: boolean;
 }
 
 /** The facts of a notice: a job the model had not heard of ended, or started after waiting for its locks. */

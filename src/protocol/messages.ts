@@ -295,6 +295,22 @@ export interface ReadReply {
   waited?: WaitResult;
 }
 
+/** What a write to a job's input did: `written` of `bytes` went in; `stalled`: the job read none of the rest in time, so it was not sent. */
+export interface InputWrite {
+  bytes: number;
+  written: number;
+  stalled: boolean;
+  /** How long the write took, to its end or until it gave up. */
+  waitedMs: number;
+}
+
+/** A write's answer: the job, what went in, and whether the end of input was sent (when asked). */
+export interface WriteReply {
+  facts: JobFacts;
+  input: InputWrite;
+  closed: boolean;
+}
+
 /** A kill's answer: the job once cleaned up (or, for INT, once the grace is over), and the read it asked for. */
 export interface KillReply {
   facts: JobFacts;
@@ -311,7 +327,7 @@ export interface Replies {
   read: ReadReply;
   facts: JobFacts;
   forget: null;
-  write: JobFacts;
+  write: WriteReply;
   lock: null;
   unlock: null;
   'cleanup-lost': null;

@@ -10,7 +10,7 @@
  * job_status {"id": 0} reads more; job_kill {"id": 0} stops it.
  * ```
  */
-import type { OutputLine, OutputRead as OutputSnapshot } from '../protocol/messages.js';
+import type { InputWrite, OutputLine, OutputRead as OutputSnapshot } from '../protocol/messages.js';
 import * as say from '../wording/index.js';
 import type { Dialect, JobState, JobView, KillOutcome, LockBlockerFacts, LockResourceFacts, ReportState, WaitOutcome } from '../facts.js';
 import { formatStats, type JobStats } from './stats-format.js';
@@ -35,6 +35,10 @@ export interface JobReport {
   cleanedUp: boolean;
   /** Why the job failed or was lost. */
   reason: string | null;
+  /** A failed job refused by a limit of the machine: its errno code (`EAGAIN`, `ENOSPC`, `EMFILE`...), not the command's fault. */
+  limit?: string;
+  /** A failed job whose locks were refused as asked (ERR_BAD_RESOURCE): its locks are to change, not its command. */
+  badLocks?: boolean;
   /** The read this report shows; null when none was made (lists, failed or lost jobs). */
   output: OutputSnapshot | null;
   /** The cursor (`since`) of the read `output` shows; null for a tail read, or when there was no read. */
@@ -60,6 +64,8 @@ export interface JobReport {
   timedOutAfterMs: number | null;
   /** What a kill found (a report of `kill` alone): the job had already ended, or it outlived SIGINT. */
   kill?: KillOutcome;
+  /** What the job_input this report answers wrote (`closed`: the end of input was sent, when asked). */
+  input?: InputWrite & { closed?: boolean };
   /** The first line of `text`: `job <id> <state> <elapsed> <command>`. */
   header: string;
   text: string;
@@ -89,6 +95,8 @@ export interface ReportContext {
   filter?: string;
   /** What the kill this report answers found. */
   kill?: KillOutcome;
+  /** What the job_input this report answers wrote. */
+  input?: InputWrite & { closed?: boolean };
   /** The call waited this long for the job's locks and answers with the job still waiting. */
   lockWaitMs?: number;
 }
@@ -157,6 +165,11 @@ function earlierLine(report: JobReport, output: OutputSnapshot, dialect: Dialect
   return say.earlierLines(facts, dialect);
 }
 
+/** A cursor read from at or past the last line there is (`since` 40 of a job of 30 lines). */
+function pastEnd(report: JobReport, output: OutputSnapshot): boolean {
+  return report.since !== null && report.since >= output.totalLines && output.lines.length === 0;
+}
+
 /** A filtered read: what matched, then the matching lines with their numbers. */
 function filteredSection(report: JobReport, output: OutputSnapshot, pattern: string, dialect: Dialect): string[] {
   const facts = {
@@ -168,7 +181,8 @@ function filteredSection(report: JobReport, output: OutputSnapshot, pattern: str
     page: report.since !== null,
     filledRead: output.limitedByBytes,
   };
-  const lines = [say.filterNote(facts, dialect), ...output.lines.map((line) => outputLine(line, true))];
+  const note = pastEnd(report, output) ? say.cursorPastEnd(report.id, report.since!, output.totalLines) : say.filterNote(facts, dialect);
+  const lines = [note, ...output.lines.map((line) => outputLine(line, true))];
   if (report.since !== null) lines.push(say.readOnFrom(report.id, output.next, dialect, false, pattern));
   return lines;
 }
@@ -208,7 +222,8 @@ function outputSection(report: JobReport, output: OutputSnapshot, dialect: Diale
   for (const line of output.lines) lines.push(outputLine(line));
   const cursorRead = report.since !== null;
   if (output.lines.length === 0 && earlier === null) {
-    if (cursorRead) lines.push(say.noOutput('since-last-read'));
+    if (pastEnd(report, output)) lines.push(say.cursorPastEnd(report.id, report.since!, output.totalLines));
+    else if (cursorRead) lines.push(say.noOutput('since-last-read'));
     else if (output.totalLines === 0) lines.push(say.noOutput(report.state === 'running' ? 'yet' : 'ever'));
   }
   // A cursor read always ends with the call that reads on from where it stopped.
@@ -231,11 +246,13 @@ export function reportText(report: JobReport, dialect: Dialect = 'tool'): string
   if (report.waited?.cut) text.push(say.waitCut(report.id, report.waited, report.waited.cut, dialect));
   if (report.timedOutAfterMs !== null) text.push(say.stoppedByTimeout(formatElapsed(report.timedOutAfterMs)));
   if (report.kill) text.push(say.killOutcome(report.id, stateText(report), report.kill, dialect));
-  const { id, state, wants, reason, cleanedUp } = report;
+  if (report.input && report.input.written < report.input.bytes) text.push(say.inputShort(report.id, report.input));
+  if (report.input?.closed === false) text.push(say.inputNotClosed(report.id));
+  const { id, state, wants, reason, cleanedUp, limit, badLocks } = report;
   // Reports built elsewhere (a host's own) may lack the lock fields.
   const lockWait = state === 'waiting' ? say.lockWaitLine(id, report.blockedBy ?? [], report.lockWaitMs ?? null) : null;
   if (lockWait !== null) text.push(lockWait);
-  text.push(say.nextStep({ id, state, wants, reason, cleanedUp }, dialect));
+  text.push(say.nextStep({ id, state, wants, reason, cleanedUp, ...(limit === undefined ? {} : { limit }), ...(badLocks ? { badLocks } : {}) }, dialect));
   return text.join('\n');
 }
 
@@ -255,6 +272,8 @@ export function buildReport(record: JobView, output: OutputSnapshot | null, cont
     elapsedMs: Math.max(0, (record.endedAt ?? now) - record.startedAt),
     cleanedUp: record.cleanedUp,
     reason: record.reason,
+    ...(state === 'failed' && record.limit !== undefined ? { limit: record.limit } : {}),
+    ...(state === 'failed' && record.badLocks === true ? { badLocks: true } : {}),
     output,
     since: output && context.since !== undefined ? context.since : null,
     waited: context.waited ?? null,
@@ -264,6 +283,7 @@ export function buildReport(record: JobView, output: OutputSnapshot | null, cont
     lockWaitMs: state === 'waiting' ? (context.lockWaitMs ?? null) : null,
     timedOutAfterMs: record.timedOut ? (record.input.timeoutMs ?? 0) : null,
     ...(context.kill ? { kill: context.kill } : {}),
+    ...(context.input ? { input: context.input } : {}),
     header: headerLine(record, now),
     text: '',
   };

@@ -29,6 +29,10 @@ export interface JobRecord extends JobView {
   cleanedUp: boolean;
   /** Why it failed or was lost. */
   reason: string | null;
+  /** The errno code of the machine's limit that refused it (`EAGAIN`, `EMFILE`: wording MACHINE_LIMITS), when one did. */
+  limit?: string;
+  /** Its locks were refused as asked (too many lock files for one lease): they are to change, not the command. */
+  badLocks?: boolean;
   /**
    * The supervisor that owns it, for its reads and for cleanup after that supervisor dies. The
    * client object, not its pid: a later supervisor can get a dead one's pid.

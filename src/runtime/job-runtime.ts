@@ -276,8 +276,10 @@ export class JobRuntime {
       throw new InvalidInputError(inputProblem.stdinNotRead(id, record.state));
     }
     return this.jobs.pinned(record, async () => {
-      await supervisor.request('write', { job: id, data: Buffer.from(text), close: options.close === true });
-      return this.reads.report(record, TAIL_READ);
+      const close = options.close === true;
+      const reply = await supervisor.request('write', { job: id, data: Buffer.from(text), close });
+      this.states.apply(record, reply.facts);
+      return this.reads.report(record, TAIL_READ, undefined, undefined, { ...reply.input, ...(close ? { closed: reply.closed } : {}) });
     });
   }
 

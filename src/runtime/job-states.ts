@@ -9,6 +9,16 @@ import type { JobFacts } from '../protocol/messages.js';
 import type { JobEvent } from './api.js';
 import type { Changes } from './changes.js';
 import { isRunning, type JobRecord } from './job-record.js';
+import { MACHINE_LIMITS } from '../wording/index.js';
+
+/** The machine limit an error names (its own errno code, or a spawn error's), if it names one. */
+function machineLimitOf(error: unknown): string | undefined {
+  const coded = error as { code?: unknown; details?: { code?: unknown } } | null;
+  for (const code of [coded?.code, coded?.details?.code]) {
+    if (typeof code === 'string' && Object.prototype.hasOwnProperty.call(MACHINE_LIMITS, code)) return code;
+  }
+  return undefined;
+}
 
 export class JobStates {
   private readonly listeners = new Set<(event: JobEvent) => void>();
@@ -64,6 +74,9 @@ export class JobStates {
     } else {
       record.state = 'failed';
       record.reason = error instanceof Error ? error.message : String(error);
+      const limit = machineLimitOf(error);
+      if (limit !== undefined) record.limit = limit;
+      if ((error as { code?: unknown } | null)?.code === 'ERR_BAD_RESOURCE') record.badLocks = true;
     }
     this.neverRan(record);
     this.emit({ type: record.state === 'lost' ? 'lost' : 'failed', job: record.id });

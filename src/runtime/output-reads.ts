@@ -48,7 +48,7 @@ export interface OutputReadsContext {
 export class OutputReads {
   constructor(private readonly context: OutputReadsContext) {}
 
-  async report(record: JobRecord, read: OutputReadRequest, wait?: WaitRequest, kill?: KillOutcome): Promise<JobReport> {
+  async report(record: JobRecord, read: OutputReadRequest, wait?: WaitRequest, kill?: KillOutcome, input?: JobReport['input']): Promise<JobReport> {
     const started = Date.now();
     const outcome = (kind: WaitOutcome['kind'], line?: string): WaitOutcome => ({
       kind,
@@ -82,11 +82,11 @@ export class OutputReads {
     if (remoteWait) {
       waited = reply?.waited ? outcome(reply.waited.kind, reply.waited.line) : outcome(hasEnded(record) ? 'ended' : 'timed-out');
     }
-    return this.reportOf(record, reply?.output ?? null, read, { ...(waited ? { waited } : {}), ...(kill ? { kill } : {}) });
+    return this.reportOf(record, reply?.output ?? null, read, { ...(waited ? { waited } : {}), ...(kill ? { kill } : {}), ...(input ? { input } : {}) });
   }
 
   /** The report of `record` with `output`, read as `read` asked (null: none could be read). */
-  reportOf(record: JobRecord, output: OutputRead | null, read: OutputReadRequest, outcomes: { waited?: WaitOutcome; kill?: KillOutcome }): JobReport {
+  reportOf(record: JobRecord, output: OutputRead | null, read: OutputReadRequest, outcomes: { waited?: WaitOutcome; kill?: KillOutcome; input?: JobReport['input'] }): JobReport {
     return buildReport(record, output, {
       maxJobs: this.context.maxJobs,
       ...(read.since === undefined ? {} : { since: read.since }),

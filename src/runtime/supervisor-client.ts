@@ -63,6 +63,15 @@ export interface SupervisorClientEvents {
  */
 export type VaultHandoff = { mode: 'none' } | { mode: 'create' } | { mode: 'inherit'; carrier: net.Socket };
 
+/** How long a closed channel waits for the supervisor's exit to be reported, to say how it ended. */
+const EXIT_AFTER_CLOSE_MS = 1000;
+
+/** How the supervisor process ended, as a lost error says it. */
+function exitText(code: number | null, signal: NodeJS.Signals | null): string {
+  if (signal === 'SIGKILL') return 'was killed by SIGKILL (the kernel\'s out-of-memory killer kills so, as does kill -9)';
+  return signal ? `was killed by ${signal}` : `exited with code ${code}`;
+}
+
 export class SupervisorClient {
   readonly pid: number;
   /**
@@ -92,8 +101,8 @@ export class SupervisorClient {
       else this.markLost(new SupervisorLostError(`the supervisor sent a bad frame: ${frame.message}`));
     }));
     this.socket.on('error', () => {});
-    this.socket.on('close', () => this.markLost(this.lostError('closed the channel')));
-    child.on('exit', (code, signal) => this.markLost(this.lostError(signal ? `was killed by ${signal}` : `exited with code ${code}`)));
+    this.socket.on('close', () => this.channelClosed());
+    child.on('exit', (code, signal) => this.markLost(this.lostError(exitText(code, signal))));
     child.stderr?.setEncoding('utf8');
     child.stderr?.on('data', (text: string) => {
       this.stderrTail.push(...text.split('\n').filter(Boolean));
@@ -239,6 +248,19 @@ export class SupervisorClient {
     if (this.pending.size === 0) this.socket.unref();
     if (message.ok) waiter.resolve(message.value as never);
     else waiter.reject(deserializeError(message.error));
+  }
+
+  /**
+   * The channel closed: a supervisor that died closes it just before its exit is reported, so the
+   * exit is waited for (bounded) and told instead: "killed by SIGKILL" says more than a closed channel.
+   */
+  private channelClosed(): void {
+    if (this.lost || this.child.exitCode !== null || this.child.signalCode !== null) {
+      this.markLost(this.lostError(exitText(this.child.exitCode, this.child.signalCode)));
+      return;
+    }
+    const timer = setTimeout(() => this.markLost(this.lostError('closed the channel')), EXIT_AFTER_CLOSE_MS);
+    this.child.once('exit', () => clearTimeout(timer));
   }
 
   private lostError(what: string): SupervisorLostError {

@@ -4,6 +4,7 @@
 import { describeValue } from '../protocol/describe.js';
 import type { PatternProblem } from '../protocol/pattern.js';
 import { didNot, gone, messageOf, sentence } from './common.js';
+import { MACHINE_LIMITS, machineLimitAdvice } from './reports.js';
 
 /** An error's code and message, as `errorText` needs them (a HephError, or one rebuilt from the wire). */
 export interface CodedError {
@@ -28,6 +29,9 @@ export function errorText(tool: string, error: unknown, coded: CodedError | null
       case 'ERR_JOB_LIMIT':
         return `${tool} is refused: ${message} Stop one with job_kill, or wait for one to end, then try again. ${nothing}`;
       case 'ERR_SPAWN':
+        if (typeof coded.details.code === 'string' && coded.details.code in MACHINE_LIMITS) {
+          return `${tool}: the job could not start: ${message} ${machineLimitAdvice(coded.details.code)}`;
+        }
         return `${tool}: the job could not start: ${message} Fix the command or its working directory, then try again.`;
       case 'ERR_BAD_RESOURCE':
         return `${tool}: bad lock: ${message} ${nothing}`;

@@ -124,6 +124,27 @@ export function filterNote({ id, pattern, matched, shown, dropped, page, filledR
   return `(${note})`;
 }
 
+/** A cursor read whose `since` is at or past the job's line count: no line can follow it yet. */
+export function cursorPastEnd(id: number, since: number, total: number): string {
+  const lines = total === 0 ? 'no lines yet' : total === 1 ? '1 line, numbered 0' : `${total} lines, numbered 0 to ${total - 1}`;
+  return `(since ${since} is past the end: job ${id} has ${lines})`;
+}
+
+/** A job_input that did not all go in (`stalled`: the job left its input full until the bound). */
+export function inputShort(id: number, input: { bytes: number; written: number; stalled: boolean; waitedMs: number }): string {
+  const rest = `the other ${input.bytes - input.written} were not sent; send them again once it reads`;
+  if (input.stalled) {
+    const seconds = Number((input.waitedMs / 1000).toFixed(1));
+    return `(job ${id} is not reading its input: ${input.written} of ${input.bytes} bytes went in within ${seconds}s, then its input stayed full; ${rest})`;
+  }
+  return `(job ${id} no longer reads its input: ${input.written} of ${input.bytes} bytes went in; the other ${input.bytes - input.written} were not sent)`;
+}
+
+/** A job_input with close whose end of input could not be sent (the terminal's input stayed full). */
+export function inputNotClosed(id: number): string {
+  return `(job ${id}'s input was not closed: its terminal's input stayed full, so the end-of-file character was not sent; job_input with close sends it again)`;
+}
+
 /** A read that shows no line: nothing new since the cursor, nothing yet, or nothing ever. */
 export function noOutput(which: 'since-last-read' | 'yet' | 'ever'): string {
   if (which === 'since-last-read') return '(no new output since the last read)';
@@ -193,8 +214,30 @@ export function stoppedByTimeout(elapsed: string): string {
   return `(stopped by its timeout of ${elapsed})`;
 }
 
+/**
+ * Errno codes that say a limit of the machine refused a job, not its command, with what each
+ * means: a spawn, a cgroup or a lease failing so is fixed by ending jobs or raising the limit.
+ */
+export const MACHINE_LIMITS: Readonly<Record<string, string>> = {
+  EAGAIN: 'a limit on processes or cgroups was reached: a pids limit, RLIMIT_NPROC or cgroup.max.descendants',
+  ENOMEM: 'the machine, or a cgroup, is out of memory',
+  ENOSPC: 'a disk or a kernel table is full: no space left on a device, or a limit such as inotify watches',
+  EMFILE: 'the supervisor has as many files open as its RLIMIT_NOFILE allows',
+  ENFILE: 'the system has as many files open as it allows',
+  EDQUOT: 'a disk quota was reached',
+};
+
+/** What a refusal by limit `code` means, and what to do (the end of a failed job's report, or of an error). */
+export function machineLimitAdvice(code: string, dialect: Dialect = 'tool'): string {
+  const kill = dialect === 'shell' ? 'kill' : 'job_kill';
+  return (
+    `This is a limit of the machine (${code}: ${MACHINE_LIMITS[code] ?? 'a resource ran out'}), not a fault of the command: ` +
+    `end jobs that are no longer needed with ${kill}, or ask the user to raise the limit; then ${backgroundAgain(dialect)}.`
+  );
+}
+
 /** The last line of a report: what the model (or, in the `shell` dialect, the person) can do next. */
-export function nextStep({ id, state, wants, reason, cleanedUp }: NextStepFacts, dialect: Dialect = 'tool'): string {
+export function nextStep({ id, state, wants, reason, cleanedUp, limit, badLocks }: NextStepFacts, dialect: Dialect = 'tool'): string {
   const status = jobCall(dialect, 'job_status', id);
   const kill = jobCall(dialect, 'job_kill', id);
   switch (state) {
@@ -205,6 +248,8 @@ export function nextStep({ id, state, wants, reason, cleanedUp }: NextStepFacts,
       return `job ${id} has not started: it waits for its locks${what}. ${status} shows when it runs; ${kill} gives up on it.`;
     }
     case 'failed':
+      if (limit !== undefined) return `job ${id} could not start: ${sentence(reason ?? 'the reason is unknown')} ${machineLimitAdvice(limit, dialect)}`;
+      if (badLocks) return `job ${id} could not start: ${sentence(reason ?? 'its locks were refused')} Nothing of it ran; change its locks, then ${backgroundAgain(dialect)}.`;
       return `job ${id} could not start: ${sentence(reason ?? 'the reason is unknown')} Fix the command or its working directory, then ${backgroundAgain(dialect)}.`;
     case 'cancelled':
       return `job ${id} never started: ${sentence(reason ?? 'its wait for its locks was given up')} Nothing of it ran; ${backgroundAgain(dialect)} if it is still needed.`;

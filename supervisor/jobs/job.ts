@@ -9,7 +9,7 @@ import { constants as os } from 'node:os';
 import { native, type NativeSpawnOptions, type NativeSpawnResult } from '../native.js';
 import { tty as ttyModule } from '../lazy-builtins.js';
 import { InvalidInputError, SpawnError } from '../../src/protocol/errors.js';
-import type { JobFacts, KillParams, SignalName, SpawnParams, SpawnReply, SupervisorConfig } from '../../src/protocol/messages.js';
+import type { InputWrite, JobFacts, KillParams, SignalName, SpawnParams, SpawnReply, SupervisorConfig } from '../../src/protocol/messages.js';
 import type { ContainmentStrategy, JobIdentity } from '../containment/index.js';
 import { OutputRing, type ReadOptions, type OutputRead } from '../output/index.js';
 import type { WaitableJob } from '../requests/read-wait.js';
@@ -24,6 +24,7 @@ import { JobTerminal, openTerminal, terminalEnv, type Terminal } from './termina
 import { jobStats } from './stats.js';
 import { onHostBootClock } from '../platform/procfs.js';
 import { KeptFiles, KeptMemberFiles } from '../platform/kept-files.js';
+import { room, SPAWN_DESCRIPTORS } from '../platform/descriptors.js';
 
 const SIGNALS: Record<SignalName, number> = { INT: os.signals.SIGINT, TERM: os.signals.SIGTERM, KILL: os.signals.SIGKILL };
 const SIGCONT = os.signals.SIGCONT;
@@ -212,6 +213,12 @@ export class SupervisedJob implements WaitableJob {
     hooks: JobHooks,
     register: (job: SupervisedJob) => void,
   ): Promise<SupervisedJob> {
+    try {
+      // A spawn that would leave no descriptors for kills and cleanup is refused before it begins.
+      room(`the start of job ${params.job}`, SPAWN_DESCRIPTORS);
+    } catch (error) {
+      return Promise.reject(new SpawnError(describeSpawnFailure(error, params), { cause: error, details: nativeDetails(error) }));
+    }
     const cgroup = strategy.prepare(params.job);
     let terminal: Terminal | null = null;
     const spawnFailed = (error: unknown): SpawnError => {
@@ -370,7 +377,7 @@ export class SupervisedJob implements WaitableJob {
   }
 
   /** Writes to the job's stdin pipe; resolves once the bytes are in the pipe (or the reader is gone). */
-  async write(data: Uint8Array, close: boolean): Promise<void> {
+  async write(data: Uint8Array, close: boolean): Promise<{ input: InputWrite; closed: boolean }> {
     const stdin = this.stdin;
     if (!stdin) {
       throw new InvalidInputError(
@@ -380,11 +387,13 @@ export class SupervisedJob implements WaitableJob {
       );
     }
     if (this.cleanedUp || stdin.destroyed) throw new InvalidInputError(`job ${this.id} has ended; nothing reads its stdin any more`);
-    if (data.length > 0) await stdin.write(data);
+    const input = await stdin.write(data);
+    let closed = false;
     if (close) {
       this.stdin = null;
-      await stdin.end();
+      closed = await stdin.end();
     }
+    return { input, closed };
   }
 
   get ended(): boolean {

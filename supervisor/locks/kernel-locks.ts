@@ -33,6 +33,8 @@ import { pathAncestors } from '../../src/protocol/resource-path.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { warn } from '../warn.js';
 import { DirectoryChanges } from './dir-changes.js';
+import { descriptorLimit, reserveForLater, room } from '../platform/descriptors.js';
+import { BadResourceError } from '../../src/protocol/errors.js';
 
 const SLOTS = 2 ** 46;
 const X_INTENT = 2 ** 47;
@@ -121,6 +123,21 @@ function deadHolders(records: HolderRecord[]): SupervisorIdentity[] {
   return [...dead.values()];
 }
 
+/**
+ * Most lock files (and so descriptors) one lease may take: a quarter of the descriptor limit, and
+ * never more than MAX_LEASE_FILES, so that one call cannot fill the table or a small shared tmpfs.
+ */
+export function maxLeaseFiles(limit = descriptorLimit()): number {
+  return Math.max(1, Math.min(MAX_LEASE_FILES, Math.floor(limit / 4)));
+}
+const MAX_LEASE_FILES = 512;
+
+/** Attempts at opening and locking a lock file that a releasing holder removes meanwhile. */
+const REMOVED_RETRIES = 100;
+
+/** Most descriptors one vault message carries (the kernel's SCM_MAX_FD): a store receives one at a time. */
+const VAULT_MESSAGE_FDS = 253;
+
 /** Longest wait for a dying exclusive holder to finish exiting. */
 const DYING_HOLDER_MS = 2000;
 
@@ -176,6 +193,15 @@ export class KernelLocks {
     private readonly polling: LockPolling = LOCK_POLLING,
   ) {
     this.changes = polling.onDirectoryChange ? new DirectoryChanges(dir.fd) : null;
+    // Each store takes the previous snapshot off the vault, one message at a time: that room stays free.
+    if (vault) reserveForLater(() => Math.min(VAULT_MESSAGE_FDS, this.heldFds()));
+  }
+
+  /** Descriptors the held leases keep open. */
+  private heldFds(): number {
+    let count = 0;
+    for (const entry of this.held.values()) count += entry.fds.length;
+    return count;
   }
 
   private readonly changes: DirectoryChanges | null;
@@ -334,6 +360,7 @@ export class KernelLocks {
     this.held.delete(lease);
     this.clearRecords(entry);
     for (const fd of entry.fds) native.unlockRange(fd, 0, 0);
+    entry.fds.forEach((fd, index) => this.removeIfUnused(fd, entry.files[index]!));
     closeAll(entry.fds);
   }
 
@@ -402,27 +429,53 @@ export class KernelLocks {
         step(`path:${ancestor}`).ranges.push({ exclusive: true, start: (exclusive ? X_INTENT : S_INTENT) + slot, length: 1 });
       }
     }
+    const limit = descriptorLimit();
+    if (steps.size > maxLeaseFiles(limit)) {
+      throw new BadResourceError(
+        `these locks need ${steps.size} lock files (a path: lock takes one for its path and one for each directory above it, ` +
+          `shared between the locks of a call), and one lease may take at most ${maxLeaseFiles(limit)} lock files ` +
+          `under the supervisor's descriptor limit of ${limit} (RLIMIT_NOFILE); ask for fewer paths, or paths less deep`,
+      );
+    }
     return [...steps.values()];
   }
 
   /** One attempt at the whole set: the fds holding it, or null (and nothing held). */
   private tryAll(steps: LockStep[]): number[] | null {
+    // Its files, and the vault's later stores (each takes one message of held descriptors off at a time).
+    room('the lease', steps.length, this.vault ? Math.min(VAULT_MESSAGE_FDS, this.heldFds() + steps.length) : 0);
     const fds: number[] = [];
     try {
       for (const step of steps) {
-        const fd = this.openLockFile(step.file);
-        fds.push(fd);
-        for (const range of step.ranges) {
-          if (!native.lockRange(fd, range.exclusive, range.start, range.length)) {
-            closeAll(fds);
-            return null;
-          }
+        const fd = this.openAndLock(step, fds);
+        if (fd === null) {
+          closeAll(fds);
+          return null;
         }
       }
       return fds;
     } catch (error) {
       closeAll(fds);
       throw error;
+    }
+  }
+
+  /**
+   * Opens `step`'s lock file and takes its ranges: its descriptor (also pushed onto `fds`), or null
+   * when one is held elsewhere. A file a releasing holder removed between our open and our locks
+   * (removeIfUnused) is no longer linked once we hold them: it is opened afresh.
+   */
+  private openAndLock(step: LockStep, fds: number[]): number | null {
+    for (let attempt = 0; ; attempt++) {
+      const fd = this.openLockFile(step.file);
+      fds.push(fd);
+      for (const range of step.ranges) {
+        if (!native.lockRange(fd, range.exclusive, range.start, range.length)) return null;
+      }
+      if (fs.fstatSync(fd).nlink > 0) return fd;
+      fds.pop();
+      native.closeFd(fd);
+      if (attempt >= REMOVED_RETRIES) throw new Error(`heph-jobs: the lock file ${step.file} in ${this.dir.info.dir} was removed ${REMOVED_RETRIES} times in a row while it was being locked`);
     }
   }
 
@@ -435,13 +488,35 @@ export class KernelLocks {
     const fd = native.lockOpenAt(this.dir.fd, name);
     try {
       const stat = fs.fstatSync(fd);
-      if (!stat.isFile() || stat.uid !== process.getuid!() || stat.nlink !== 1) {
+      // No name at all (nlink 0) is a file a release removed just after our open: openAndLock opens it afresh.
+      if (!stat.isFile() || stat.uid !== process.getuid!() || stat.nlink > 1) {
         throw new Error(`heph-jobs: the lock file ${name} in ${this.dir.info.dir} is not a regular file of this user's with one name`);
       }
       return fd;
     } catch (error) {
       native.closeFd(fd);
       throw error;
+    }
+  }
+
+  /**
+   * Removes lock file `name` (open at `fd`, unlocked by us) when no one else uses it: a write lock
+   * on the whole file proves no other description holds or is taking a lock on any byte of it, and
+   * an empty file holds no record of a holder that died. A taker that opened it just before checks,
+   * once its locks are taken, that it is still linked (openAndLock), so it never holds a removed file.
+   */
+  private removeIfUnused(fd: number, name: string): void {
+    try {
+      if (!native.lockRange(fd, true, 0, 0)) return;
+      const own = fs.fstatSync(fd);
+      if (own.nlink !== 1 || own.size !== 0) return;
+      // The name must still be this very file (through our descriptor of the directory).
+      const named = fs.lstatSync(`/proc/self/fd/${this.dir.fd}/${name}`, { throwIfNoEntry: false });
+      if (named?.ino === own.ino && named.dev === own.dev) native.unlinkAt(this.dir.fd, name, false);
+    } catch (error) {
+      warn(`could not remove the unused lock file ${name}: ${(error as Error).message}`);
+    } finally {
+      native.unlockRange(fd, 0, 0);
     }
   }
 }

@@ -130,7 +130,8 @@ export async function filterOutput(source: () => ReadSource, pattern: LinePatter
   let last: number | undefined;
   for (const line of shown) if (line.partial === undefined) last = line.seq;
   // A page that left matches out reads on after its last line; one that did not, after every line now.
-  const next = limit !== undefined && matched > shown.length ? (last ?? since) : Math.max(since, total - 1);
+  // Never past the last line: a cursor beyond it reads on from there (issue 28, item 9).
+  const next = limit !== undefined && matched > shown.length ? (last ?? Math.min(since, total - 1)) : total - 1;
 
   return {
     lines: shown,

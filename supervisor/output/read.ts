@@ -130,7 +130,8 @@ export function readOutput(source: ReadSource, options: ReadOptions): OutputRead
     for (const line of lines) if (line.partial === undefined) last = line.seq;
     earlier = firstComplete(lines) ?? Math.min(total, from);
     dropped = Math.max(0, firstSeq - (since + 1));
-    next = last ?? since;
+    // A cursor past the end reads on from the last line, not from beyond lines not yet written.
+    next = last ?? Math.min(since, total - 1);
   }
 
   // Head lines the caller has not seen: after `since` and before the first line returned.

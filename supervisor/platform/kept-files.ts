@@ -12,6 +12,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { keptClosed, mayKeep, registerKept, unregisterKept, type KeptHolder } from './descriptors.js';
 
 /**
  * A file that could not be opened: not tried again. A job cgroup's files are those of the core and
@@ -43,50 +44,61 @@ export function readSeqFile(fd: number, buffer: Buffer): string | null {
   }
 }
 
-export class KeptFiles {
+export class KeptFiles implements KeptHolder {
   private readonly fds = new Map<string, number>();
   private closed = false;
 
-  constructor(readonly dir: string) {}
+  constructor(readonly dir: string) {
+    registerKept(this);
+  }
 
   /** The whole of `name` (a file of `dir` under a page long), or null when it is absent or gone. */
   read(name: string, buffer: Buffer): string | null {
-    const fd = this.fdOf(name);
-    if (fd === ABSENT) return null;
+    const kept = this.fds.get(name);
+    if (kept === ABSENT) return null;
+    let fd = kept;
+    if (fd === undefined) {
+      try {
+        fd = fs.openSync(path.join(this.dir, name), 'r');
+      } catch (error) {
+        // Only a file that is not there is not tried again (EMFILE is no answer about the file).
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT' && !this.closed) this.fds.set(name, ABSENT);
+        return null;
+      }
+      // Kept within the descriptor budget only (platform/descriptors.ts); else open for this read.
+      if (!this.closed && mayKeep(fd)) this.fds.set(name, fd);
+    }
     try {
       return readSeqFile(fd, buffer);
     } catch {
       return null;
     } finally {
-      if (this.closed) fs.closeSync(fd);
+      if (this.fds.get(name) !== fd) fs.closeSync(fd);
     }
   }
 
   /** Closes every kept descriptor; later reads open and close their file each time. */
   close(): void {
     this.closed = true;
-    for (const fd of this.fds.values()) if (fd !== ABSENT) fs.closeSync(fd);
-    this.fds.clear();
+    this.giveBack();
+    unregisterKept(this);
   }
 
-  private fdOf(name: string): number {
-    const kept = this.fds.get(name);
-    if (kept !== undefined) return kept;
-    let fd: number;
-    try {
-      fd = fs.openSync(path.join(this.dir, name), 'r');
-    } catch {
-      fd = ABSENT;
+  /** Closes every kept descriptor (files known absent stay known). */
+  giveBack(): void {
+    for (const [name, fd] of this.fds) {
+      if (fd === ABSENT) continue;
+      fs.closeSync(fd);
+      keptClosed(1);
+      this.fds.delete(name);
     }
-    if (!this.closed) this.fds.set(name, fd);
-    return fd;
   }
 }
 
 /**
  * Most member files kept open by the whole supervisor, over all its jobs: 64 jobs of thousands of
- * processes must not hold thousands of descriptors, which a spawn's pipes need too (a system's
- * hard RLIMIT_NOFILE may be as low as 4096). Reads past the bound open and close their file each
+ * processes must not hold thousands of descriptors, which a spawn's pipes need too. Fewer under a
+ * low RLIMIT_NOFILE (platform/descriptors.ts). Reads past the bound open and close their file each
  * time, as without keeping.
  */
 export const MAX_KEPT_MEMBER_FILES = 256;
@@ -103,10 +115,14 @@ let keptMemberFiles = 0;
  * process that got the pid later; the file is then opened afresh, once, for the process that has
  * the pid now. `keepOnly` closes those of processes that are no longer members.
  */
-export class KeptMemberFiles {
+export class KeptMemberFiles implements KeptHolder {
   private readonly fds = new Map<number, Map<string, number>>();
   private count = 0;
   private closed = false;
+
+  constructor() {
+    registerKept(this);
+  }
 
   /** The whole of /proc/PID/`name` as it is now, or null when the process is gone. */
   read(pid: number, name: string, buffer: Buffer): string | null {
@@ -126,7 +142,7 @@ export class KeptMemberFiles {
       return null;
     }
     const text = readOrNull(fd, buffer);
-    if (text === null || this.closed || keptMemberFiles >= MAX_KEPT_MEMBER_FILES) {
+    if (text === null || this.closed || keptMemberFiles >= MAX_KEPT_MEMBER_FILES || !mayKeep(fd)) {
       fs.closeSync(fd);
       return text;
     }
@@ -152,11 +168,18 @@ export class KeptMemberFiles {
   private forget(closed: number): void {
     this.count -= closed;
     keptMemberFiles -= closed;
+    keptClosed(closed);
   }
 
   /** Closes every kept descriptor; later reads open and close their file each time. */
   close(): void {
     this.closed = true;
+    this.giveBack();
+    unregisterKept(this);
+  }
+
+  /** Closes every kept descriptor; later reads may keep theirs again. */
+  giveBack(): void {
     this.keepOnly([]);
   }
 }

@@ -47,8 +47,8 @@ export function jobHandlers(context: RequestContext): Handlers<'environment' | '
     },
     write: async ({ job: id, data, close }) => {
       const job = state.job(id);
-      await job.write(data, close);
-      return job.facts();
+      const { input, closed } = await job.write(data, close);
+      return { facts: job.facts(), input, closed };
     },
     facts: ({ job }) => state.job(job).facts(),
     forget: ({ job: id }) => {

@@ -27,15 +27,15 @@ afterAll(async () => {
 });
 
 /** The lock-dir fixture: a runtime whose default lock directory lies in `tmp`. */
-function host(tmp: string, mode = 'process-group'): LineChild {
-  const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: tmp };
+function host(tmp: string, mode = 'process-group', extra: NodeJS.ProcessEnv = {}): LineChild {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extra, TMPDIR: tmp };
   delete env.XDG_RUNTIME_DIR;
   return new LineChild(path.join(FIXTURES, 'lockdir-host.mjs'), [mode, RESOURCE], env);
 }
 
 /** Starts a host, runs one locked job, closes; returns what it said. */
-async function runOnce(tmp: string, between?: () => void | Promise<void>, mode = 'process-group') {
-  const runtime = host(tmp, mode);
+async function runOnce(tmp: string, between?: () => void | Promise<void>, mode = 'process-group', extra: NodeJS.ProcessEnv = {}) {
+  const runtime = host(tmp, mode, extra);
   try {
     const ready = await runtime.next('ready');
     await between?.();
@@ -145,14 +145,17 @@ describe.skipIf(attackerUnavailable !== null)('the default lock directory plante
   it('unplanted: root makes <tmp>/heph-jobs-0 and its locks 0700 itself, and says nothing', async () => {
     const tmp = sharedTmp();
     try {
-      const { limitations, job } = await runOnce(tmp);
+      // The job lists the lock directory while it holds its lock there.
+      const { limitations, job } = await runOnce(tmp, undefined, 'process-group', { HEPH_TEST_JOB: `echo ran; ls ${tmp}/heph-jobs-0/locks` });
       expect(job).toMatchObject({ state: 'exited', exitCode: 0 });
       expect(limitations.filter((text) => LOCK_DIR_WARNING.test(text))).toEqual([]);
       for (const level of ['heph-jobs-0', 'heph-jobs-0/locks']) {
         const stat = fs.lstatSync(path.join(tmp, level));
         expect({ level, dir: stat.isDirectory(), uid: stat.uid, mode: stat.mode & 0o7777 }).toEqual({ level, dir: true, uid: 0, mode: 0o700 });
       }
-      expect(fs.readdirSync(path.join(tmp, 'heph-jobs-0', 'locks'))).toContain(await lockFileName());
+      expect(job.text).toContain(`> ${await lockFileName()}`);
+      // Released and used by no one else: its lock file is removed (issue 28, item 6).
+      expect(fs.readdirSync(path.join(tmp, 'heph-jobs-0', 'locks'))).not.toContain(await lockFileName());
     } finally {
       fs.rmSync(tmp, { recursive: true, force: true });
     }

@@ -139,6 +139,32 @@ async function flood(runtime: JobRuntime, command: string, supervisorPid: number
   return { final, peak: supervisorMemory(supervisorPid).hwm };
 }
 
+describe('a cursor past the end of the output (issue 28, item 9)', () => {
+  it('says the cursor is past the end, how many lines there are, and offers the last line as cursor', async () => {
+    const runtime = await startRuntime('process-group');
+    const tools = toolsFor(runtime);
+    await tools.background.run({ command: 'seq 1 30' });
+    await waitCleanedUp(runtime, 0);
+
+    const plain = (await tools.job_status.run({ id: 0, since: 40 })).split('\n');
+    expect(plain[1]).toBe('(since 40 is past the end: job 0 has 30 lines, numbered 0 to 29)');
+    expect(plain[2]).toBe('(job_status {"id": 0, "since": 29} reads on)');
+    const filtered = (await tools.job_status.run({ id: 0, since: 40, filter: '1' })).split('\n');
+    expect(filtered[1]).toBe('(since 40 is past the end: job 0 has 30 lines, numbered 0 to 29)');
+    expect(filtered[2]).toBe('(job_status {"id": 0, "since": 29, "filter": "1"} reads on)');
+    expect(filtered.join('\n')).not.toContain('no kept line matches');
+    const api = await runtime.status(0, { since: 40 });
+    expect(api.output?.next).toBe(29);
+
+    // Negative control: a cursor at the last line is not past the end, and reads on from there.
+    const atEnd = (await tools.job_status.run({ id: 0, since: 29 })).split('\n');
+    expect(atEnd[1]).toBe('(no new output since the last read)');
+    expect(atEnd[2]).toBe('(job_status {"id": 0, "since": 29} reads on)');
+    const none = (await tools.job_status.run({ id: 0, since: 29, filter: '1' })).split('\n');
+    expect(none[1]).toBe('(no kept line matches /1/)');
+  });
+});
+
 describe('a 200 MB flood', () => {
   // The output path (pipes, reader, ring) is the same in both containment modes: one mode suffices.
   it('keeps the supervisor memory and every ring bounded, and never blocks the job', async () => {
