@@ -1,5 +1,5 @@
 /**
- * Issue 28, item 7: what the lock vault can keep. A lease of 1000 resources is granted and
+ * Issue 28, item 7: what the lock vault can keep. A lease of the most resources one may take is granted and
  * outlives its supervisor's crash (it used to fail: its notes were repeated in every message, past
  * the 64 KiB a message may carry); a lease whose notes are more than the vault's socket can queue
  * is refused at grant time, and holds nothing, instead of being granted unprotected. Kernel truth:
@@ -13,7 +13,7 @@ import { locksOn } from '../helpers/lock-dirs.js';
 import { waitUntil } from '../helpers/kernel.js';
 import { FIXTURES, startRuntime, tempDir } from '../helpers/runtime.js';
 import { normalizeResources } from '../../src/locks/index.js';
-import type { KernelLocks } from '../../supervisor/locks/kernel-locks.js';
+import { maxLeaseFiles, type KernelLocks } from '../../supervisor/locks/kernel-locks.js';
 import { killSupervisor, settledLostCleanups, supervisorInstance, waitFor } from '../../src/testing.js';
 
 const OWNER = { label: 'probe', job: null };
@@ -28,7 +28,7 @@ function free(probe: KernelLocks, resource: string): boolean {
 }
 
 describe('the lock vault\'s capacity (issue 28, item 7)', () => {
-  it('one lease of 1000 resources is granted and kept through a crash of the supervisor', async () => {
+  it('one lease of as many resources as a lease may take is granted and kept through a crash of the supervisor', async () => {
     const lockDir = path.join(tempDir(), 'locks');
     const runtime = await startRuntime('process-group', { lockDir });
     const probe = locksOn(lockDir);
@@ -36,20 +36,24 @@ describe('the lock vault\'s capacity (issue 28, item 7)', () => {
     const onWarning = (warning: Error & { code?: string }) => warnings.push(`${warning.code}: ${warning.message}`);
     process.on('warning', onWarning);
     try {
-      const resources = Array.from({ length: 1000 }, (_, i) => `worktree:big-${i}`);
+      // The most lock files one lease may take (item 6), with names long enough that the lease's
+      // notes are past the 64 KiB one vault message may carry.
+      const count = maxLeaseFiles();
+      const resources = Array.from({ length: count }, (_, i) => `worktree:big-${'n'.repeat(160)}-${i}`);
+      const last = resources.at(-1)!;
       const lease = await runtime.locks.acquire({ label: 'host' }, resources);
-      expect(free(probe, 'worktree:big-999')).toBe(false);
+      expect(free(probe, last)).toBe(false);
       const crashed = supervisorInstance(runtime);
       killSupervisor(runtime, 'SIGKILL');
       expect(await waitFor(runtime, () => supervisorInstance(runtime) === null || supervisorInstance(runtime) !== crashed, 10_000)).toBe(true);
       await runtime.capabilities(); // a fresh supervisor, which adopted the lease
       await settledLostCleanups(runtime);
-      expect([free(probe, 'worktree:big-0'), free(probe, 'worktree:big-999')]).toEqual([false, false]);
+      expect([free(probe, resources[0]!), free(probe, last)]).toEqual([false, false]);
       await new Promise((resolve) => setImmediate(resolve));
       expect(warnings.filter((text) => text.startsWith('HEPH_JOBS_LOCK_BREACH'))).toEqual([]);
       // Negative control of the probe: released, the resources are free.
       lease.release();
-      await waitUntil(() => free(probe, 'worktree:big-999'), 'the released lease to be free');
+      await waitUntil(() => free(probe, last), 'the released lease to be free');
     } finally {
       process.off('warning', onWarning);
     }
