@@ -1,14 +1,12 @@
 /**
- * One job as the supervisor sees it: the leader it spawned, the pipes it reads, the output ring,
- * and the way from "leader exited" or "kill requested" to "cleaned up": every process gone and reaped,
- * the cgroup removed, the output drained.
+ * One job as the supervisor sees it: its leader, its output ring, and its life as one phase
+ * (JobPhase) from "running" through "exited" and "cleaned up" (every process gone and reaped, the
+ * cgroup removed) to "drained" (the last output read). Spawning the leader is job-spawn.ts's; reading
+ * the pipes is job-output.ts's.
  */
-import fs from 'node:fs';
-import net from 'node:net';
 import { constants as os } from 'node:os';
-import { native, type NativeSpawnOptions, type NativeSpawnResult } from '../native.js';
-import { tty as ttyModule } from '../lazy-builtins.js';
-import { InvalidInputError, SpawnError } from '../../src/protocol/errors.js';
+import { native } from '../native.js';
+import { InvalidInputError } from '../../src/protocol/errors.js';
 import type { InputWrite, JobFacts, KillParams, SignalName, SpawnParams, SpawnReply, SupervisorConfig } from '../../src/protocol/messages.js';
 import type { ContainmentStrategy, JobIdentity } from '../containment/index.js';
 import { OutputRing, type ReadOptions, type OutputRead } from '../output/index.js';
@@ -16,11 +14,12 @@ import type { WaitableJob } from '../requests/read-wait.js';
 import { jobMarker } from '../names.js';
 import { PortProbe } from '../platform/ports.js';
 import { stopAbandoned } from './abandon.js';
-import { spawnLeader } from './leader-spawn.js';
 import { injectFault } from './faults.js';
 import { hasZombieChildren } from './zombies.js';
 import { pipeInput, terminalInput, type JobInput } from './job-input.js';
-import { JobTerminal, openTerminal, terminalEnv, type Terminal } from './terminal.js';
+import { JobTerminal, type Terminal } from './terminal.js';
+import { JobOutput } from './job-output.js';
+import { spawnError, spawnFailure, spawnJobLeader, type SpawnedLeader } from './job-spawn.js';
 import { jobStats } from './stats.js';
 import { onHostBootClock } from '../platform/procfs.js';
 import { KeptFiles, KeptMemberFiles } from '../platform/kept-files.js';
@@ -40,53 +39,30 @@ export interface JobHooks {
   onDone(job: SupervisedJob): void;
 }
 
-/** The one read buffer of the supervisor (a pipe holds at most 1 MiB; we grow each job's so). */
-const READ_BUFFER_BYTES = 256 * 1024;
-const sharedReadBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
-/** Where stdout is read when a stderr chunk comes in (the stderr chunk is in the shared buffer). */
-const stdoutCatchUpBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
-/** Reads of a pipe before wrapping it that may still find its end (see readIfAtEnd). */
-const AT_END_MAX_READS = 4;
-
 /** How soon a cgroup that could not be removed yet (EBUSY) is tried again. */
 const RELEASE_RETRY_MS = 2;
 
 /** Bound on one scan of new lines by a waiting read (it reads on from where it stopped). */
 const WAIT_SCAN_BYTES = 4 * 1024 * 1024;
 
-/** The native spawn's options for a job's leader (`terminal`: its controlling terminal, if any). */
-function leaderOptions(params: SpawnParams, env: readonly string[], cgroup: string | null, terminal: Terminal | null, config: SupervisorConfig): NativeSpawnOptions {
-  return {
-    shell: params.shell,
-    command: params.command,
-    cwd: params.cwd,
-    env: [...(terminal ? terminalEnv(env) : env), jobMarker(params.job)],
-    cgroup,
-    stdin: params.stdin ? 'pipe' : 'null',
-    merge: params.merge,
-    token: params.job + 1,
-    forceFork: config.forceFork,
-    ...(terminal ? { ctty: terminal.slave } : {}),
-  };
-}
+/**
+ * A job's life, one phase after the other and never back (s6's state table is the model):
+ * `running` until the reaper reports its leader; `exited` while what the leader left is stopped
+ * and reaped; `cleaned-up` once every process is gone and its cgroup removed, while its last
+ * output is read; `drained` once that is read too. Only `enter` moves a job on.
+ */
+export type JobPhase = 'running' | 'exited' | 'cleaned-up' | 'drained';
+const PHASES: readonly JobPhase[] = ['running', 'exited', 'cleaned-up', 'drained'];
 
 export class SupervisedJob implements WaitableJob {
   readonly id: number;
   readonly ring: OutputRing;
   readonly identity: JobIdentity;
+  /** The leader's end, from the reaper (set as the job enters `exited`). */
   exit: { code: number | null; signal: string | null; at: number } | null = null;
-  /** Every process of the job is gone and reaped, its cgroup removed (the runtime's `cleanedUp`). */
-  cleanedUp = false;
-  private readonly streams: net.Socket[] = [];
-  /** Output pipes not wrapped in sockets yet (see wrapOutputs). */
-  private rawOutputs: { fd: number; name: 'stdout' | 'stderr' }[] = [];
-  /** wrapOutputs has taken every output pipe: each is in `streams` or was read to its end. */
-  private outputsTaken = false;
+  private phase: JobPhase = 'running';
+  private readonly output: JobOutput;
   private stdin: JobInput | null = null;
-  /** The stdout pipe while stdout and stderr are apart: read before each stderr chunk is kept. */
-  private stdoutPipe: { fd: number; stream: net.Socket } | null = null;
-  /** A `tty: true` job's terminal: the master it reads and writes, and the slave it keeps open. */
-  private terminal: JobTerminal | null = null;
   private pidfd = -1;
   private stopWatching: () => void = () => {};
   private drainWaiters: (() => void)[] = [];
@@ -122,8 +98,35 @@ export class SupervisedJob implements WaitableJob {
     };
     this.pidfd = spawned.pidfd;
     this.hadStdin = spawned.stdin >= 0 || terminal !== null;
-    if (!terminal) this.rawOutputs.push({ fd: spawned.stdout, name: 'stdout' });
-    if (spawned.stderr >= 0) this.rawOutputs.push({ fd: spawned.stderr, name: 'stderr' });
+    this.output = new JobOutput(this.ring, () => this.changedSoon(), spawned, terminal !== null);
+  }
+
+  /** Every process of the job is gone and reaped, its cgroup removed (the runtime's `cleanedUp`). */
+  get cleanedUp(): boolean {
+    return this.phase === 'cleaned-up' || this.phase === 'drained';
+  }
+
+  /** The leader has ended (its exit is known). */
+  get ended(): boolean {
+    return this.phase !== 'running';
+  }
+
+  /** Cleaned up, and the last output read: nothing more will come. */
+  get drained(): boolean {
+    return this.phase === 'drained';
+  }
+
+  /**
+   * Moves the job on to phase `next` and does what entering it means; false (and nothing done)
+   * when the job is there or past it already.
+   */
+  private enter(next: JobPhase): boolean {
+    if (PHASES.indexOf(next) <= PHASES.indexOf(this.phase)) return false;
+    this.phase = next;
+    if (next === 'exited') this.onExited();
+    else if (next === 'cleaned-up') this.onCleanedUp();
+    else this.onDrained();
+    return true;
   }
 
   /**
@@ -136,8 +139,7 @@ export class SupervisedJob implements WaitableJob {
     try {
       if (terminal) {
         // One stream, in the order the job wrote it; the master is also the job's input.
-        this.terminal = new JobTerminal(terminal);
-        const stream = this.attachOutput(terminal.master, 'stdout', true);
+        const stream = this.output.attachTerminal(new JobTerminal(terminal), terminal.master);
         unwrapped.delete(terminal.master);
         this.stdin = terminalInput(terminal.master, () => !stream.destroyed);
       }
@@ -147,51 +149,22 @@ export class SupervisedJob implements WaitableJob {
       this.stopWatching = this.strategy.watch(this.identity, () => this.poke());
     } catch (error) {
       for (const fd of unwrapped) native.closeFd(fd);
-      if (terminal && !this.terminal) native.closeFd(terminal.slave);
+      if (terminal && !this.output.terminal) native.closeFd(terminal.slave);
       throw error;
     }
   }
 
-  /**
-   * Wraps the output pipes in sockets, once the spawn's reply is out: a socket costs tens of
-   * microseconds, and nothing is lost meanwhile (what the job writes waits in the pipe, and its
-   * exit is reported only after a later poll, see leaderReaped). Requests about the job come
-   * later still. A pipe already at its end (a short job that is done by now: every writer gone)
-   * is read to it and closed instead, without a socket (two per job of `true`s: bench,
-   * throughput). Should a wrap fail, the job is stopped: a job whose output cannot be read must
-   * not run on unseen.
-   */
+  /** After the spawn's reply: the output pipes wrapped (job-output.ts); a job whose wrap failed is stopped. */
   private wrapOutputs(): void {
-    const raw = this.rawOutputs.splice(0);
-    if (this.isDrained) {
-      for (const { fd } of raw) native.closeFd(fd);
-      return;
-    }
-    try {
-      while (raw.length > 0) {
-        const { fd, name } = raw[0]!;
-        injectFault('job-output');
-        if (this.readIfAtEnd(fd, name)) native.closeFd(fd);
-        else this.attachOutput(fd, name);
-        raw.shift();
-      }
-      this.outputsTaken = true;
-    } catch {
-      for (const { fd, name } of raw) {
-        native.closeFd(fd);
-        this.ring.end(name);
-      }
-      this.cleanup ??= this.stop('KILL', 0);
-    }
+    if (!this.output.wrap(this.drained)) this.cleanup ??= this.stop('KILL', 0);
   }
 
   /** A job whose setup failed: its pipes closed, every process killed and reaped, its cgroup gone. */
   private discard(): Promise<void> {
-    for (const { fd } of this.rawOutputs.splice(0)) native.closeFd(fd);
-    for (const stream of this.streams) stream.destroy();
+    this.output.discard();
     this.stdin?.destroy();
     this.stdin = null;
-    this.terminal?.closeSlave();
+    this.output.terminal?.closeSlave();
     const pidfd = this.pidfd;
     this.pidfd = -1;
     return stopAbandoned(this.id + 1, this.identity, this.strategy, pidfd).finally(() => this.closeKeptFiles());
@@ -217,33 +190,13 @@ export class SupervisedJob implements WaitableJob {
       // A spawn that would leave no descriptors for kills and cleanup is refused before it begins.
       room(`the start of job ${params.job}`, SPAWN_DESCRIPTORS);
     } catch (error) {
-      return Promise.reject(new SpawnError(describeSpawnFailure(error, params), { cause: error, details: nativeDetails(error) }));
+      return Promise.reject(spawnFailure(error, params));
     }
-    const cgroup = strategy.prepare(params.job);
-    let terminal: Terminal | null = null;
-    const spawnFailed = (error: unknown): SpawnError => {
-      if (terminal) {
-        native.closeFd(terminal.master);
-        native.closeFd(terminal.slave);
-      }
-      if (cgroup) native.cgroupRemove(cgroup);
-      return new SpawnError(describeSpawnFailure(error, params), { cause: error, details: nativeDetails(error) });
-    };
     return new Promise((resolve, reject) => {
-      let options: NativeSpawnOptions;
-      try {
-        terminal = params.tty === true ? openTerminal() : null;
-        options = leaderOptions(params, env, cgroup, terminal, config);
-      } catch (error) {
-        reject(spawnFailed(error));
-        return;
-      }
-      // Never throws: on a spawner thread's result this runs from the addon's queue, where an
-      // exception would have no caller to go to.
-      spawnLeader(options, config.spawnOn ?? 'auto', (error, spawned) => {
+      spawnJobLeader(params, env, strategy, config, (error, leader) => {
         try {
-          if (error || !spawned) reject(spawnFailed(error));
-          else SupervisedJob.setUpSpawned(params, strategy, config, hooks, { spawned, cgroup, terminal }, register).then(resolve, reject);
+          if (error || !leader) reject(error);
+          else SupervisedJob.setUpSpawned(params, strategy, config, hooks, leader, register).then(resolve, reject);
         } catch (failure) {
           reject(failure);
         }
@@ -261,7 +214,7 @@ export class SupervisedJob implements WaitableJob {
     strategy: ContainmentStrategy,
     config: SupervisorConfig,
     hooks: JobHooks,
-    leader: { spawned: NativeSpawnResult; cgroup: string | null; terminal: Terminal | null },
+    leader: SpawnedLeader,
     register: (job: SupervisedJob) => void,
   ): Promise<SupervisedJob> {
     const { spawned, cgroup, terminal } = leader;
@@ -271,10 +224,7 @@ export class SupervisedJob implements WaitableJob {
       job.setUp(spawned, terminal);
     } catch (error) {
       await job.discard();
-      throw new SpawnError(`the job started but could not be set up, so it was stopped: ${(error as Error).message}`, {
-        cause: error,
-        details: nativeDetails(error),
-      });
+      throw spawnError(`the job started but could not be set up, so it was stopped: ${(error as Error).message}`, error);
     }
     register(job);
     setImmediate(() => {
@@ -313,20 +263,25 @@ export class SupervisedJob implements WaitableJob {
     // exit is never reported ahead of the output that preceded it. Pipes already at end of file
     // hold nothing more: then the exit is handled now (the usual case for a job whose processes
     // are all gone: the kernel closed the pipes before the reaper saw the exit).
-    (this.outputEnded() ? (fn: () => void) => fn() : afterNextPoll)(() => {
+    (this.output.ended ? (fn: () => void) => fn() : afterNextPoll)(() => {
       this.exit = { code, signal: signal ? signalName(signal) : null, at };
-      if (this.pidfd >= 0) {
-        this.identity.pidfd = -1;
-        native.closeFd(this.pidfd);
-        this.pidfd = -1;
-      }
-      this.hooks.onExited(this);
-      this.changedNow();
-      if (!this.cleanup) this.cleanup = this.stop('TERM', this.config.killGraceMs);
-      // The job may have emptied while its exit was deferred (a check then returns early, as the
-      // leader had not been recorded yet), and nothing else would look again.
-      else this.poke();
+      this.enter('exited');
     });
+  }
+
+  /** Entering `exited`: the pidfd closed, the exit told, what the leader left stopped. */
+  private onExited(): void {
+    if (this.pidfd >= 0) {
+      this.identity.pidfd = -1;
+      native.closeFd(this.pidfd);
+      this.pidfd = -1;
+    }
+    this.hooks.onExited(this);
+    this.changedNow();
+    if (!this.cleanup) this.cleanup = this.stop('TERM', this.config.killGraceMs);
+    // The job may have emptied while its exit was deferred (a check then returns early, as the
+    // leader had not been recorded yet), and nothing else would look again.
+    else this.poke();
   }
 
   /**
@@ -394,15 +349,6 @@ export class SupervisedJob implements WaitableJob {
       closed = await stdin.end();
     }
     return { input, closed };
-  }
-
-  get ended(): boolean {
-    return this.exit !== null;
-  }
-
-  /** Cleaned up, and the last output read: nothing more will come. */
-  get drained(): boolean {
-    return this.isDrained;
   }
 
   get lineCount(): number {
@@ -486,7 +432,7 @@ export class SupervisedJob implements WaitableJob {
   }
 
   private checkDone(): void {
-    if (this.cleanedUp || this.exit === null || this.checking) return;
+    if (this.phase !== 'exited' || this.checking) return;
     this.checking = true;
     try {
       if (!this.strategy.isEmpty(this.identity)) return;
@@ -499,14 +445,14 @@ export class SupervisedJob implements WaitableJob {
         setTimeout(() => this.poke(), RELEASE_RETRY_MS).unref();
         return;
       }
-      this.finish();
+      this.enter('cleaned-up');
     } finally {
       this.checking = false;
     }
   }
 
-  private finish(): void {
-    this.cleanedUp = true;
+  /** Entering `cleaned-up`: what the job kept given back, the last output read to its end. */
+  private onCleanedUp(): void {
     this.closeKeptFiles();
     // Removing the cgroup's watch (inotify_rm_watch: tens of µs) is bookkeeping: it waits until a
     // waiting read woken below has sent its answer (replies leave before the next immediate). An
@@ -515,29 +461,35 @@ export class SupervisedJob implements WaitableJob {
     this.stdin?.destroy();
     this.stdin = null;
     // Every process is gone: what the terminal still holds is read now, and it is closed.
-    if (this.terminal) this.drainTerminal(this.terminal);
+    this.output.drainTerminal();
     // Every writer is gone, so the pipes are at EOF once their buffered bytes are read; give that
     // a bounded moment and then stop reading regardless.
     // A busy loop can run this timer in the very turn in which the last bytes became readable
     // (timers run before the poll phase): let one more poll phase read them before closing.
     // Pipes already read to their end (the usual short job) need no bound: no timer is armed.
-    let open = this.streams.filter((stream) => !stream.destroyed).length;
+    const streams = this.output.open;
+    let open = streams.length;
     if (open === 0) {
-      this.complete();
+      this.enter('drained');
       return;
     }
-    const drain = setTimeout(() => setImmediate(() => this.closeOutput()), this.config.drainMs);
+    const drain = setTimeout(
+      () =>
+        setImmediate(() => {
+          this.output.close();
+          this.enter('drained');
+        }),
+      this.config.drainMs,
+    );
     drain.unref();
     const onClosed = () => {
       if (--open <= 0) {
         clearTimeout(drain);
-        this.complete();
+        this.enter('drained');
       }
     };
-    for (const stream of this.streams) if (!stream.destroyed) stream.once('close', onClosed);
+    for (const stream of streams) stream.once('close', onClosed);
   }
-
-  private isDrained = false;
 
   /** The descriptors the job's stats keep (platform/kept-files.ts): given back once it is gone. */
   private closeKeptFiles(): void {
@@ -545,150 +497,15 @@ export class SupervisedJob implements WaitableJob {
     this.identity.memberFiles?.close();
   }
 
-  /** Every output pipe is at end of file and read to it (a terminal's master never is before cleanup). */
-  private outputEnded(): boolean {
-    return this.outputsTaken && this.terminal === null && this.streams.every((stream) => stream.readableEnded);
-  }
-
-  private complete(): void {
-    if (this.isDrained) return;
-    this.isDrained = true;
+  /** Entering `drained`: the end told, and every wait for it woken. */
+  private onDrained(): void {
     this.hooks.onDone(this);
     this.changedNow();
     for (const waiter of this.drainWaiters.splice(0)) waiter();
   }
-
-  private closeOutput(): void {
-    for (const stream of this.streams) stream.destroy();
-    this.complete();
-  }
-
-  private drainTerminal(terminal: JobTerminal): void {
-    terminal.drain(sharedReadBuffer, (chunk) => this.ring.push('stdout', chunk));
-    this.ring.end('stdout');
-    this.changedSoon();
-    for (const stream of this.streams) stream.destroy(); // the master's (a terminal job has no other)
-  }
-
-  /**
-   * Reads what pipe `fd` holds now; true once it is at end of file (the ring then knows it ended).
-   * False when its writer is still there (EAGAIN) or after a bounded
-   * amount (a job writing fast is read by its socket, not by this loop).
-   */
-  private readIfAtEnd(fd: number, name: 'stdout' | 'stderr'): boolean {
-    // Our end only (the job's end is its own file description, and blocks as a job expects);
-    // its socket would set this too.
-    native.setNonBlocking(fd);
-    const read = readHeld(fd, sharedReadBuffer, { maxReads: AT_END_MAX_READS, shortReadEmpties: false }, (chunk) => {
-      if (name === 'stderr') this.catchUpStdout();
-      this.ring.push(name, chunk);
-      this.changedSoon();
-    });
-    if (read !== 'end') return false;
-    this.ring.end(name);
-    this.changedSoon();
-    return true;
-  }
-
-  /**
-   * Two pipes keep no order between them: what both hold when the supervisor reads has no order
-   * the kernel could tell. One promise is kept: a stderr line is never shown before a stdout line
-   * written before it (a build's "Build failed" never lands above its last "compiling ..." line).
-   * A stderr chunk has just been read; every stdout line written before any of its lines is in the
-   * stdout pipe by now, so stdout is read to empty first (at most the pipe's 1 MiB) and kept
-   * ahead of it. A stderr line may still come after stdout lines written after it.
-   */
-  private catchUpStdout(): void {
-    const pipe = this.stdoutPipe;
-    if (!pipe || pipe.stream.destroyed || pipe.stream.readableEnded) return;
-    try {
-      // At its end, libuv sees that on its next read.
-      readHeld(pipe.fd, stdoutCatchUpBuffer, { maxReads: Infinity, shortReadEmpties: true }, (chunk) => this.ring.push('stdout', chunk));
-    } catch {
-      // A read that failed: the socket's own read reports it.
-    }
-  }
-
-  private attachOutput(fd: number, name: 'stdout' | 'stderr', terminal = false): net.Socket {
-    // Reads land in one buffer shared by every stream of every job (the ring copies what it keeps
-    // before push returns, and reads run one at a time on this thread), so a flood allocates
-    // nothing per read for the garbage collector to catch up with.
-    // A terminal's master is no pipe or socket to net.Socket; tty.ReadStream gives it libuv's TTY
-    // handle (which leaves the master non-blocking as openPty made it) and is a net.Socket too.
-    const options = {
-      onread: {
-        buffer: sharedReadBuffer,
-        callback: (bytes: number, buffer: Uint8Array) => {
-          if (name === 'stderr') this.catchUpStdout();
-          this.ring.push(name, Buffer.from(buffer.buffer, buffer.byteOffset, bytes));
-          this.changedSoon();
-          return true;
-        },
-      },
-    };
-    const stream = terminal
-      ? new (ttyModule().ReadStream)(fd, options as net.SocketConstructorOpts)
-      : new net.Socket({ fd, readable: true, writable: false, ...options } as net.SocketConstructorOpts);
-    // A terminal's read stream starts only when asked (tty.ReadStream's manualStart).
-    if (terminal) stream.resume();
-    else if (name === 'stdout') this.stdoutPipe = { fd, stream };
-    stream.on('end', () => {
-      this.ring.end(name);
-      this.changedSoon();
-    });
-    stream.on('error', () => {
-      this.ring.end(name);
-      this.changedSoon();
-    });
-    this.streams.push(stream);
-    return stream;
-  }
-}
-
-/**
- * Reads what the non-blocking pipe `fd` holds now into `buffer`, each chunk handed to `push` (which
- * copies what it keeps) before the next read, at most `maxReads` reads: 'end' at end of file,
- * 'empty' once it holds nothing more (EAGAIN; with `shortReadEmpties`, also a read shorter than
- * the buffer, which emptied it: one system call saved), 'more' at the bound. Other errors throw.
- */
-function readHeld(
-  fd: number,
-  buffer: Buffer,
-  { maxReads, shortReadEmpties }: { maxReads: number; shortReadEmpties: boolean },
-  push: (chunk: Buffer) => void,
-): 'end' | 'empty' | 'more' {
-  for (let reads = 0; reads < maxReads; reads++) {
-    let bytes: number;
-    try {
-      bytes = fs.readSync(fd, buffer, 0, buffer.length, null);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EAGAIN') return 'empty';
-      throw error;
-    }
-    if (bytes === 0) return 'end';
-    push(buffer.subarray(0, bytes));
-    if (shortReadEmpties && bytes < buffer.length) return 'empty';
-  }
-  return 'more';
 }
 
 /** Runs `fn` once the event loop has polled for I/O at least once more. */
 function afterNextPoll(fn: () => void): void {
   setImmediate(() => setImmediate(fn));
-}
-
-function nativeDetails(error: unknown): Record<string, unknown> {
-  const e = error as { code?: unknown; errno?: unknown; syscall?: unknown; path?: unknown };
-  return { code: e.code, errno: e.errno, syscall: e.syscall, path: e.path };
-}
-
-function describeSpawnFailure(error: unknown, params: SpawnParams): string {
-  const e = error as { code?: string; syscall?: string; message?: string };
-  if (e.syscall === 'chdir') {
-    if (e.code === 'ENOENT') return `the working directory ${params.cwd} does not exist`;
-    if (e.code === 'ENOTDIR') return `the working directory ${params.cwd} is not a directory`;
-    return `cannot enter the working directory ${params.cwd} (${e.code})`;
-  }
-  if (e.syscall === 'execve') return `cannot run the shell ${params.shell} (${e.code}); a POSIX shell is needed to run commands`;
-  return `could not start the job: ${e.message ?? String(error)}`;
 }
