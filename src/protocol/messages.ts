@@ -130,8 +130,7 @@ export const REQUESTS = {
   environment: object({ version: integer(1), entries: array(envEntry) }),
   /**
    * With `read`, the reply carries the job's facts with its stats and that read of its output as
-   * they are once the kill is done: the final report in one round trip (a second request for the
-   * read was ~0.7 ms of a 100-process tree kill's ~16; bench: kill).
+   * they are once the kill is done: the final report in one round trip (README, Benchmarks: Tree kill).
    */
   kill: object({
     params: object({

@@ -19,9 +19,9 @@ export const MAX_PATTERN_CHARS = 1000;
  * Largest compiled program accepted, in RE2 instructions (about one per literal character).
  * Everyday patterns take 10-150 ("ready|listening on" 20, an eight-way alternation of dev-server
  * and build messages 140). RE2's time is linear in the line but proportional to the program where
- * its DFA gives up (a pattern built for that, such as `a.{196}$`): at 200 instructions one 8 KiB
- * line cost 0.2-0.4 s on a 2-core VM under a load of 19, so a wait, which yields between lines
- * (supervisor/requests/read-wait.ts), holds up another request by at most that.
+ * its DFA gives up (a pattern built for that, such as `a.{196}$`), so the bound caps what one line
+ * can cost a wait, which yields between lines (supervisor/requests/read-wait.ts), and so how long it
+ * can hold up another request.
  */
 export const MAX_PATTERN_INSTRUCTIONS = 200;
 

@@ -393,8 +393,7 @@ export class SupervisedJob implements WaitableJob {
     if (signal === 'KILL') this.killing = true;
     // A job already empty (the usual end: the leader's exit took its last process) is released
     // now: the TERM and CONT would find no member, at a scan each (a cgroup read; in
-    // process-group mode a walk of /proc; ~80 µs of a waiting status's exit), and the wait's
-    // first check would look again.
+    // process-group mode a walk of /proc), and the wait's first check would look again.
     this.checkDone();
     if (signal === 'TERM' && !this.cleanedUp && !this.killing) {
       // SIGCONT after SIGTERM: a stopped process can only act on the TERM once it runs again.

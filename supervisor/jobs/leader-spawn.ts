@@ -4,11 +4,10 @@
  * result coming back as a callback ahead of the reaper's report of that child.
  *
  * Under a stream of spawns the exec'ing children wait for a CPU behind the jobs already running,
- * and an inline spawn holds this thread for all of that wait: 0.56 ms per spawn (median; 0.16 ms
- * alone), 62% of the supervisor's time with 64 short jobs in flight (bench: throughput). On the
- * threads, spawns overlap one another and this thread's reaps, cleanups and requests. A lone
- * spawn stays inline: the two hand-offs between threads would only add to its latency (bench:
- * spawn). `auto` tells the two apart by the time since the previous spawn.
+ * and an inline spawn holds this thread for all of that wait. On the threads, spawns overlap one
+ * another and this thread's reaps, cleanups and requests. A lone spawn stays inline: the two
+ * hand-offs between threads would only add to its latency. `auto` tells the two apart by the time
+ * since the previous spawn (README, Benchmarks: Throughput).
  */
 import { native, type NativeSpawnOptions, type NativeSpawnResult } from '../native.js';
 import type { SpawnPlacement } from '../../src/protocol/messages.js';

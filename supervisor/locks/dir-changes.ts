@@ -2,8 +2,8 @@
  * Wakes a lock wait when the lock directory changes. The kernel says nothing when an OFD lock is
  * released, but a holder clears its record in the lock file first (kernel-locks.ts: release), and
  * inotify reports that write for every file of the directory. So a waiter retries at once instead
- * of at its next poll (which grows to 5 ms: the median handover between two runtimes was 4.4-5.3 ms,
- * most of it the poll; bench: locks). The poll stays, for what writes nothing: a holder that died.
+ * of at its next poll, which was most of a handover between two runtimes (README, Resource locks).
+ * The poll stays, for what writes nothing: a holder that died.
  *
  * The directory is watched through our own descriptor of it (/proc/self/fd/N), never by its path:
  * the path is the one another user may swap (lock-dir.ts). One watch serves every waiter and is

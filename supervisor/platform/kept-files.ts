@@ -2,9 +2,8 @@
  * Small kernel files of one cgroup read again and again (cgroup.procs, cpu.stat, memory.current,
  * cgroup.stat: every status of a running job reads them), each kept open and read with pread at
  * offset 0. A cgroup file is a seq_file: a read from offset 0 shows it afresh, as a fresh open
- * would. The open and close are most of a read's cost (a path walk through cgroupfs): on a 2-core
- * VM a kept read took 4 µs where open, read and close took 13-16 µs, and 35 µs where they took
- * 85 µs when the process had just woken from idle, as it has when a waiting status is answered.
+ * would. The open and close are most of a read's cost (a path walk through cgroupfs), more so in a
+ * process just woken from idle, as it is when a waiting status is answered.
  *
  * A kept descriptor does not hold the cgroup up: rmdir succeeds, and a read then fails (ENODEV)
  * and gives null, as a read of a removed file would. `close` gives every descriptor back (the
