@@ -5,6 +5,8 @@
 import { internalsOf } from './runtime/internals.js';
 import type { JobRuntime } from './runtime/job-runtime.js';
 import { toolPortOf } from './runtime/tool-port.js';
+import type { JobRuntimeOptions } from './runtime/options.js';
+import { TEST_SWITCHES } from './runtime/test-switches.js';
 
 /** The pid of the runtime's running supervisor, or null when none runs. */
 export function supervisorPid(runtime: JobRuntime): number | null {
@@ -73,4 +75,12 @@ export function dieAtNextSupervisorStart(runtime: JobRuntime, step: 'hello' | 'h
 /** Has the runtime's next supervisor refuse every `cleanup-lost` request (as an EIO would). Once only. */
 export function failCleanupsOfNextSupervisor(runtime: JobRuntime): void {
   internalsOf(runtime).faultAtNextStart('cleanup-lost');
+}
+
+/**
+ * `options` with switches only tests set: `forceFork` (the fork spawn path instead of clone3) and
+ * `spawnOn` (`auto`, `inline` or `threads`: where the supervisor spawns leaders).
+ */
+export function withTestSwitches<T extends JobRuntimeOptions>(options: T, switches: { forceFork?: boolean; spawnOn?: string }): T {
+  return { ...options, [TEST_SWITCHES]: switches };
 }

@@ -52,10 +52,8 @@ const supervisorConfig = object({
   containment: oneOf(CONTAINMENT_CHOICES),
   /** Override for the cgroup v2 directory under which the supervisor makes its subtree (tests). */
   cgroupParent: nullable(string()),
-  /** Use the fork path instead of clone3 (tests of that path). */
-  forceFork: boolean(),
-  /** Where leaders are spawned (tests of each path); absent: `auto`. */
-  spawnOn: optional(oneOf(SPAWN_PLACEMENTS)),
+  /** Switches only tests set: the fork path instead of clone3, where leaders are spawned. */
+  testing: optional(object({ forceFork: boolean(), spawnOn: oneOf(SPAWN_PLACEMENTS) })),
   killGraceMs: integer(0),
   /** How long output is still drained after a job's processes are gone. */
   drainMs: integer(0),
@@ -199,6 +197,8 @@ export const ONE_WAY = ['forget'] as const satisfies readonly RequestType[];
 export type OneWayType = (typeof ONE_WAY)[number];
 
 export type SupervisorConfig = RequestBody<'hello'>['config'];
+/** The hello's `testing` block: switches only tests set. */
+export type TestSwitches = NonNullable<SupervisorConfig['testing']>;
 export type SpawnParams = RequestBody<'spawn'>['params'];
 export type KillParams = RequestBody<'kill'>['params'];
 export type ReadParams = RequestBody<'read'>['params'];

@@ -6,7 +6,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { MAX_FRAME_BYTES } from '../protocol/codec.js';
 import { checkInteger, describeValue } from '../protocol/describe.js';
-import { CONTAINMENT_CHOICES, SPAWN_PLACEMENTS, type ContainmentChoice, type SpawnPlacement } from '../protocol/messages.js';
+import { CONTAINMENT_CHOICES, type ContainmentChoice, type TestSwitches } from '../protocol/messages.js';
+import { choiceOption } from './choice-option.js';
+import { testSwitchesOf } from './test-switches.js';
 import { OUTPUT_HEAD_LINES, OUTPUT_MAX_BYTES, OUTPUT_MAX_LINE_BYTES, OUTPUT_MAX_LINES, READ_MAX_BYTES, READ_TAIL_LINES } from '../protocol/output.js';
 
 /** The settle window: long enough for "command not found" to come back, short enough not to notice. */
@@ -77,11 +79,6 @@ export interface JobRuntimeOptions {
   containment?: ContainmentChoice;
   /** Directory of a writable cgroup v2 tree to use instead of our own cgroup. Default: detected. */
   cgroupParent?: string;
-  /** Spawn with fork + cgroup.procs instead of clone3. Default: false. */
-  forceFork?: boolean;
-  /** Where the supervisor spawns a job's leader: `auto` (default: on its spawner threads when
-   * spawns come in quick succession, else inline), `inline` or `threads` (tests of each path). */
-  spawnOn?: SpawnPlacement;
   /** Milliseconds `background` waits before answering. Default: 300. */
   settleMs?: number;
   /** Jobs running at once. Default: 8. */
@@ -114,8 +111,8 @@ export interface NormalizedOptions {
   shell: string;
   containment: ContainmentChoice;
   cgroupParent: string | null;
-  forceFork: boolean;
-  spawnOn: SpawnPlacement;
+  /** Switches only tests set (src/testing.ts); null in every other runtime. */
+  testing: TestSwitches | null;
   settleMs: number;
   maxJobs: number;
   keepFinished: number;
@@ -136,15 +133,6 @@ export function integerOption(name: string, value: unknown, fallback: number, mi
   return value === undefined ? fallback : checkInteger(`option ${name}`, value, min, max);
 }
 
-/** One of `choices`, or `fallback` when the option is absent; else a RangeError naming them. */
-function choiceOption<T extends string>(name: string, value: unknown, choices: readonly T[], fallback: T): T {
-  if (value === undefined) return fallback;
-  if (!(choices as readonly unknown[]).includes(value)) {
-    throw new RangeError(`option ${name} must be one of ${choices.join(', ')}; received ${describeValue(value)}`);
-  }
-  return value as T;
-}
-
 function stringOption(name: string, value: unknown, fallback: string): string {
   if (value === undefined) return fallback;
   if (typeof value !== 'string' || value.length === 0 || value.includes('\0')) {
@@ -159,7 +147,6 @@ export function normalizeOptions(options: JobRuntimeOptions = {}): NormalizedOpt
   }
   const containment = choiceOption('containment', options.containment ?? process.env.HEPH_JOBS_CONTAINMENT, CONTAINMENT_CHOICES, 'auto');
   const startSupervisor = choiceOption('startSupervisor', options.startSupervisor, SUPERVISOR_STARTS, 'lazy');
-  const spawnOn = choiceOption('spawnOn', options.spawnOn, SPAWN_PLACEMENTS, 'auto');
   const outputLines = integerOption('outputLines', options.outputLines, OUTPUT_MAX_LINES, 1, MAX_OUTPUT_LINES);
   const lineBytes = integerOption('lineBytes', options.lineBytes, OUTPUT_MAX_LINE_BYTES, 16, MAX_LINE_BYTES);
   return {
@@ -168,8 +155,7 @@ export function normalizeOptions(options: JobRuntimeOptions = {}): NormalizedOpt
     shell: stringOption('shell', options.shell, '/bin/sh'),
     containment,
     cgroupParent: options.cgroupParent === undefined ? null : stringOption('cgroupParent', options.cgroupParent, ''),
-    forceFork: options.forceFork === true,
-    spawnOn,
+    testing: testSwitchesOf(options),
     settleMs: integerOption('settleMs', options.settleMs, SETTLE_MS, 0, 60_000),
     maxJobs: integerOption('maxJobs', options.maxJobs, MAX_JOBS, 1, 1024),
     keepFinished: integerOption('keepFinished', options.keepFinished, KEEP_FINISHED, 0, 10_000),

@@ -29,7 +29,7 @@ function leaderOptions(params: SpawnParams, env: readonly string[], cgroup: stri
     stdin: params.stdin ? 'pipe' : 'null',
     merge: params.merge,
     token: params.job + 1,
-    forceFork: config.forceFork,
+    forceFork: config.testing?.forceFork ?? false,
     ...(terminal ? { ctty: terminal.slave } : {}),
   };
 }
@@ -63,7 +63,7 @@ export function spawnJobLeader(
   } catch (error) {
     return done(failed(error), null);
   }
-  spawnLeader(options, config.spawnOn ?? 'auto', (error, spawned) => {
+  spawnLeader(options, config.testing?.spawnOn ?? 'auto', (error, spawned) => {
     if (!error && spawned) return done(null, { spawned, cgroup, terminal });
     let failure: unknown;
     try {

@@ -67,7 +67,6 @@ describe.each(modeRows())('replies larger than a frame (%s)', (mode, skip) => {
       lockDir: tempDir(),
       containment: mode,
       cgroupParent: null,
-      forceFork: false,
       killGraceMs: 500,
       drainMs: 500,
       output: { maxLines: 2000, maxLineBytes: LIMITS.lineBytes, maxBytes: LIMITS.outputBytes, headLines: 20 },

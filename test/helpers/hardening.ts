@@ -169,7 +169,6 @@ export function bareConfig(mode: string, lockDir: string, output: Partial<Superv
     lockDir,
     containment: mode as SupervisorConfig['containment'],
     cgroupParent: null,
-    forceFork: false,
     killGraceMs: 500,
     drainMs: 500,
     output: { maxLines: 2000, maxLineBytes: 8192, maxBytes: 4 * 1024 * 1024, headLines: 20, ...output },

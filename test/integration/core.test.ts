@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { EofOracle, isReaped, isRunning, see, waitUntil, zombieChildren, type SeenProcess } from '../helpers/kernel.js';
 import { modeRows } from '../helpers/modes.js';
 import { FIXTURES, startRuntime, tempDir, waitForOutput } from '../helpers/runtime.js';
-import { requestsSent, supervisorDiagnostics, supervisorHello, supervisorPid, waitFor } from '../../src/testing.js';
+import { requestsSent, supervisorDiagnostics, supervisorHello, supervisorPid, waitFor, withTestSwitches } from '../../src/testing.js';
 
 describe.each(modeRows())('supervisor core (%s)', (mode, skip) => {
   it.skipIf(skip)('reports an exit code exactly once', async () => {
@@ -183,7 +183,7 @@ describe.each(modeRows())('supervisor core (%s)', (mode, skip) => {
   });
 
   it.skipIf(skip)('spawns through the fork fallback as well as clone3', async () => {
-    const runtime = await startRuntime(mode, { forceFork: true });
+    const runtime = await startRuntime(mode, withTestSwitches({}, { forceFork: true }));
     const report = await runtime.background({ command: "grep '^0::' /proc/$$/cgroup; exit 4" });
     await waitFor(runtime, () => runtime.list()[0]?.cleanedUp === true, 10_000);
     const final = await runtime.status(report.id);

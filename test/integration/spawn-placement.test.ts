@@ -9,7 +9,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { OVERLAP_WINDOW_MS } from '../../supervisor/jobs/leader-spawn.js';
-import { supervisorDiagnostics, waitFor } from '../../src/testing.js';
+import { supervisorDiagnostics, waitFor, withTestSwitches } from '../../src/testing.js';
 import type { JobRuntime } from '../../src/index.js';
 import { processesWithEnv } from '../helpers/kernel.js';
 import { modeRows } from '../helpers/modes.js';
@@ -19,7 +19,7 @@ const onThreads = async (runtime: JobRuntime) => (await supervisorDiagnostics(ru
 
 describe.each(modeRows())('spawn placement (%s)', (mode, skip) => {
   it.skipIf(skip)('on the threads: 40 jobs started at once each get their own exit, and nothing of them, escapers included, is left', async () => {
-    const runtime = await startRuntime(mode, { spawnOn: 'threads', maxJobs: 64, settleMs: 0 });
+    const runtime = await startRuntime(mode, withTestSwitches({ maxJobs: 64, settleMs: 0 }, { spawnOn: 'threads' }));
     const tag = `HEPH_TEST_PLACEMENT=${process.pid}-${mode}`;
     const env = { ...process.env, HEPH_TEST_PLACEMENT: tag.split('=')[1] };
     // The oracle's negative control: a job that runs is found by the tag.
@@ -44,7 +44,7 @@ describe.each(modeRows())('spawn placement (%s)', (mode, skip) => {
     // A leader cloned on a spawner thread holds a copy of the supervisor's descriptors until its
     // execve (the other jobs' pipes among them): a cleanup that looked among the spawner threads'
     // children for stragglers killed it now and then (3 of 1000 such jobs, "killed SIGKILL").
-    const runtime = await startRuntime(mode, { spawnOn: 'threads', maxJobs: 64, settleMs: 0, keepFinished: 1000 });
+    const runtime = await startRuntime(mode, withTestSwitches({ maxJobs: 64, settleMs: 0, keepFinished: 1000 }, { spawnOn: 'threads' }));
     const events: string[] = [];
     runtime.onJobEvent((event) => events.push(`${event.type}:${event.job}`));
     const wrong: string[] = [];
@@ -73,12 +73,12 @@ describe.each(modeRows())('spawn placement (%s)', (mode, skip) => {
     await Promise.all(Array.from({ length: 10 }, () => auto.background({ command: 'exit 0' })));
     expect(await onThreads(auto)).toBeGreaterThan(before);
 
-    const inline = await startRuntime(mode, { spawnOn: 'inline', settleMs: 0, maxJobs: 64 });
+    const inline = await startRuntime(mode, withTestSwitches({ settleMs: 0, maxJobs: 64 }, { spawnOn: 'inline' }));
     await Promise.all(Array.from({ length: 10 }, () => inline.background({ command: 'exit 0' })));
     expect(await onThreads(inline)).toBe(0);
   });
 
   it('refuses a spawnOn it does not know, naming the ones it does', async () => {
-    await expect(startRuntime(mode, { spawnOn: 'elsewhere' as never })).rejects.toThrow('option spawnOn must be one of auto, inline, threads; received "elsewhere"');
+    await expect(startRuntime(mode, withTestSwitches({}, { spawnOn: 'elsewhere' }))).rejects.toThrow('option spawnOn must be one of auto, inline, threads; received "elsewhere"');
   });
 });

@@ -51,7 +51,7 @@ describe('the layers of the built tree', () => {
 
 /** Names that exist only for tests, and must not be part of what the package exports. (The
  * supervisor's diagnostics reply is a message of the protocol, not a method of the API.) */
-const TEST_HOOKS = /\b(killSupervisorForTest|killSupervisor|settledLostCleanups|waitFor|supervisorHello|supervisorDiagnostics|registerInternals|internalsOf)\b/g;
+const TEST_HOOKS = /\b(withTestSwitches|TEST_SWITCHES|killSupervisorForTest|killSupervisor|settledLostCleanups|waitFor|supervisorHello|supervisorDiagnostics|registerInternals|internalsOf)\b/g;
 
 /** The declarations a consumer of the package sees: what package.json exports, and what it reaches. */
 function exportedDeclarations(): Map<string, string[]> {
