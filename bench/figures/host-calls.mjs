@@ -5,7 +5,7 @@
  * another, each to its cleanup, against child_process.spawn one after another.
  */
 import { createTools, JobRuntime } from '../../dist/src/index.js';
-import { childRunningMs, childTrue } from '../lib/child-spawn.mjs';
+import { backgroundRunningMs, childRunningMs, childTrue } from '../lib/child-spawn.mjs';
 import { JobEvents } from '../lib/job-events.mjs';
 import { interleave } from '../lib/loop.mjs';
 import { goal, group, ratioOf, row } from '../lib/report.mjs';
@@ -41,17 +41,7 @@ export async function run(ctx) {
           return ms;
         },
       },
-      {
-        name: 'runtime.background',
-        fn: async () => {
-          const start = now();
-          const report = await runtime.background({ command: COMMAND });
-          const ms = now() - start;
-          if (report.state !== 'running') notRunning++;
-          await runtime.kill(report.id, { signal: 'KILL' });
-          return ms;
-        },
-      },
+      { name: 'runtime.background', fn: () => backgroundRunningMs(runtime, COMMAND, () => notRunning++) },
       { name: 'child_process.spawn', fn: () => childRunningMs(COMMAND) },
     ];
     const latencyResults = await interleave({ runs: ctx.runs(150, 20), warmup: ctx.runs(15, 3), cases: latency, progress: ctx.progress(`${id} latency`) });

@@ -7,7 +7,7 @@
 import { once } from 'node:events';
 import { execa } from 'execa';
 import { JobRuntime } from '../../dist/src/index.js';
-import { childRunningMs } from '../lib/child-spawn.mjs';
+import { backgroundRunningMs, childRunningMs } from '../lib/child-spawn.mjs';
 import { AddonHarness, envEntries } from '../lib/harness.mjs';
 import { interleave } from '../lib/loop.mjs';
 import { goal, group, ratioOf, row, skippedRow } from '../lib/report.mjs';
@@ -28,17 +28,7 @@ export async function run(ctx) {
   try {
     await runtime.capabilities();
     const cases = [
-      {
-        name: 'runtime.background',
-        fn: async () => {
-          const start = now();
-          const report = await runtime.background({ command: COMMAND });
-          const ms = now() - start;
-          if (report.state !== 'running') notRunning++;
-          await runtime.kill(report.id, { signal: 'KILL' });
-          return ms;
-        },
-      },
+      { name: 'runtime.background', fn: () => backgroundRunningMs(runtime, COMMAND, () => notRunning++) },
       {
         name: 'child_process.spawn',
         fn: () => childRunningMs(COMMAND),

@@ -60,6 +60,18 @@ function startHost(mode: string, marker: EnvMarker, fifo: string, env: NodeJS.Pr
   return { child, exited, next };
 }
 
+/** Says go on; the host's kills and close() must have stopped every job and left no marked process. */
+async function killsAndCloseLeaveNothing(host: ReturnType<typeof startHost>, first: Started, oracle: SharedEofOracle, marker: EnvMarker): Promise<void> {
+  host.child.stdin!.write('go\n');
+  const ended = await host.next<Ended>('the kills and close()');
+  expect(ended.kills).toEqual(first.started.map((id) => ({ id, state: 'killed', cleanedUp: true })));
+  expect(ended.closed).toBe('ok');
+  expect(await oracle.finish(20_000)).toBe(true);
+  // (The host carries the marker too: it is looked for once the host has exited.)
+  await within(host.exited, 20_000, 'the host to exit');
+  expect(marker.survivors()).toEqual([]);
+}
+
 describe.each(modeRows())(`a supervisor under RLIMIT_NOFILE ${LIMIT} (%s)`, (mode, skip) => {
   it.skipIf(skip)('answers every status and kill of the jobs it starts, and close() leaves nothing', async () => {
     const marker = new EnvMarker();
@@ -85,14 +97,7 @@ describe.each(modeRows())(`a supervisor under RLIMIT_NOFILE ${LIMIT} (%s)`, (mod
     expect(await oracle.finish(300)).toBe(false);
     expect(marker.survivors().length).toBeGreaterThanOrEqual(first.started.length * (MEMBERS + 1) + 1);
 
-    host.child.stdin!.write('go\n');
-    const ended = await host.next<Ended>('the kills and close()');
-    expect(ended.kills).toEqual(first.started.map((id) => ({ id, state: 'killed', cleanedUp: true })));
-    expect(ended.closed).toBe('ok');
-    expect(await oracle.finish(20_000)).toBe(true);
-    // (The host carries the marker too: it is looked for once the host has exited.)
-    await within(host.exited, 20_000, 'the host to exit');
-    expect(marker.survivors()).toEqual([]);
+    await killsAndCloseLeaveNothing(host, first, oracle, marker);
     expect(isReaped(supervisor)).toBe(true);
     console.log(`[${mode}] under RLIMIT_NOFILE ${LIMIT}: ${first.started.length} of ${JOBS} jobs of ${MEMBERS + 1} processes started, ${first.refused.length} refused`);
   }, 180_000);
@@ -115,13 +120,7 @@ describe.each(modeRows())(`a supervisor under RLIMIT_NOFILE ${LIMIT} (%s)`, (mod
     }
     expect(first.statuses.filter((status) => status.error !== undefined)).toEqual([]);
     expect(await oracle.finish(300)).toBe(false);
-    host.child.stdin!.write('go\n');
-    const ended = await host.next<Ended>('the kills and close()');
-    expect(ended.kills).toEqual(first.started.map((id) => ({ id, state: 'killed', cleanedUp: true })));
-    expect(ended.closed).toBe('ok');
-    expect(await oracle.finish(20_000)).toBe(true);
-    await within(host.exited, 20_000, 'the host to exit');
-    expect(marker.survivors()).toEqual([]);
+    await killsAndCloseLeaveNothing(host, first, oracle, marker);
   }, 180_000);
 });
 
