@@ -96,8 +96,9 @@ describe.each(modeRows())('a process holding a job’s pipe is not the job’s (
 
       await crashSupervisor(runtime, victim.id);
       // The lost job's own processes (its marker, its group, its cgroup) are gone...
+      // (Their parent, the crashed supervisor, is gone: init reaps them, a moment after the EOF.)
       await oracle.waitEof(10_000);
-      expect(isReaped(victim.leader) && isReaped(victim.escaper)).toBe(true);
+      await waitUntil(() => isReaped(victim.leader) && isReaped(victim.escaper), "the lost job's processes reaped");
       // ...and the bystander that only held its pipe, and its child, were left alone.
       expect(lives(bystander)).toBe(true);
       expect(lives(child)).toBe(true);
