@@ -43,13 +43,7 @@ function startHost(mode: string, marker: EnvMarker, fifo: string, env: NodeJS.Pr
   // Whatever the test saw, nothing it started stays: the host, then every marked process.
   cleanups.push(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    for (const pid of marker.survivors()) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // gone meanwhile
-      }
-    }
+    marker.killSurvivors();
   });
   const lines = readline.createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
   const next = async <T>(what: string): Promise<T> => {

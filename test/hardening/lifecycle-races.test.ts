@@ -42,7 +42,7 @@ describe('scenario 1: the runtime SIGKILLed at random moments while starting', (
         );
       } catch (error) {
         failures++;
-        for (const pid of marker.survivors()) process.kill(pid, 'SIGKILL');
+        marker.killSurvivors();
         console.error(String(error));
       }
     }

@@ -12,7 +12,8 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { encodeFrame, FrameReader } from '../../src/protocol/codec.js';
 import { supervisorEntry } from '../../src/runtime/supervisor-client.js';
-import { listProcesses } from '../../supervisor/platform/procfs.js';
+import { environContains, listProcesses } from '../../supervisor/platform/procfs.js';
+import { native } from '../../supervisor/native.js';
 import type { JobRuntime } from '../../src/index.js';
 import type { SupervisorConfig } from '../../src/protocol/messages.js';
 import { processesWithEnv } from './kernel.js';
@@ -41,6 +42,23 @@ export class EnvMarker {
   /** Live (non-zombie) processes carrying the marker; a zombie's environ reads empty. */
   survivors(): number[] {
     return processesWithEnv(this.entry);
+  }
+
+  /** SIGKILLs every process still marked, through a pidfd opened before its marker is checked. */
+  killSurvivors(): void {
+    for (const pid of this.survivors()) {
+      let pidfd: number;
+      try {
+        pidfd = native.pidfdOpen(pid);
+      } catch {
+        continue; // gone meanwhile
+      }
+      try {
+        if (environContains(pid, this.entry)) native.pidfdSendSignal(pidfd, os.constants.signals.SIGKILL);
+      } finally {
+        native.closeFd(pidfd);
+      }
+    }
   }
 }
 
