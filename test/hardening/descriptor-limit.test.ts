@@ -12,6 +12,7 @@ import { EnvMarker, SharedEofOracle, within } from '../helpers/hardening.js';
 import { isReaped, see } from '../helpers/kernel.js';
 import { modeRows } from '../helpers/modes.js';
 import { FIXTURES, tempDir } from '../helpers/runtime.js';
+import { BOUNDED } from '../helpers/bounded.js';
 
 const LIMIT = 64;
 const JOBS = 8;
@@ -120,7 +121,7 @@ describe.each(modeRows())(`a supervisor under RLIMIT_NOFILE ${LIMIT} (%s)`, (mod
 
 describe('descriptors passed when none are free', () => {
   it('a message cut for want of free descriptors is EMFILE, not a message too long', () => {
-    const out = execFileSync('prlimit', [`--nofile=${LIMIT}:${LIMIT}`, process.execPath, `${FIXTURES}/cut-fds.mjs`], { encoding: 'utf8' });
+    const out = execFileSync('prlimit', [`--nofile=${LIMIT}:${LIMIT}`, process.execPath, `${FIXTURES}/cut-fds.mjs`], { ...BOUNDED, encoding: 'utf8' });
     const error = JSON.parse(out) as { code: string; message: string };
     expect(error.code).toBe('EMFILE');
     expect(error.message).not.toMatch(/Message too long/);

@@ -14,6 +14,7 @@ import { isRunning, waitUntil } from '../helpers/kernel.js';
 import { LineChild } from '../helpers/line-child.js';
 import { FIXTURES, tempDir } from '../helpers/runtime.js';
 import { findOwnCgroupDir } from '../../supervisor/platform/cgroup.js';
+import { BOUNDED } from '../helpers/bounded.js';
 
 const RESOURCE = 'port:7000';
 const SWAP_ROUNDS = Number(process.env.HEPH_LOCKDIR_SWAP_ROUNDS ?? 5);
@@ -49,7 +50,7 @@ async function runOnce(tmp: string, between?: () => void | Promise<void>, mode =
 
 /** A pid that names no process now (a child that has exited and been reaped). */
 function deadPid(): number {
-  return spawnSync('true').pid!;
+  return spawnSync('true', BOUNDED).pid!;
 }
 
 /** A start time no process of this boot has (the forged instance's). */

@@ -15,12 +15,13 @@ import { waitFor } from '../../src/testing.js';
 import { EofOracle } from '../helpers/kernel.js';
 import { modeRows } from '../helpers/modes.js';
 import { FIXTURES, tempDir } from '../helpers/runtime.js';
+import { BOUNDED } from '../helpers/bounded.js';
 
 const BOOT_OFFSET_S = 86_400;
 // unshare --fork ignores SIGTERM; with --kill-child its SIGKILL takes the host, whose supervisor
 // then stops the host's jobs.
 const inTimeNamespace = ['--time', `--boottime=${BOOT_OFFSET_S}`, '--fork', '--kill-child'];
-const probe = spawnSync('unshare', [...inTimeNamespace, 'cat', '/proc/self/timens_offsets'], { encoding: 'utf8' });
+const probe = spawnSync('unshare', [...inTimeNamespace, 'cat', '/proc/self/timens_offsets'], { ...BOUNDED, encoding: 'utf8' });
 const noTimeNamespace = probe.status === 0 && /boottime\s+86400\b/.test(probe.stdout) ? null : `cannot make a time namespace (unshare --time): ${probe.stderr.trim() || probe.error?.message}`;
 if (noTimeNamespace) console.warn(`[heph-jobs tests] supervisors in two time namespaces skipped: ${noTimeNamespace}`);
 

@@ -11,12 +11,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
+import { BOUNDED } from './bounded.js';
 
 function probe(): string | null {
   if (process.getuid?.() !== 0) return 'the attacker tests need root (to create a user)';
   for (const tool of ['useradd', 'userdel', 'setpriv']) {
     try {
-      execFileSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' });
+      execFileSync('sh', ['-c', `command -v ${tool}`], { ...BOUNDED, stdio: 'ignore' });
     } catch {
       return `${tool} is not installed`;
     }
@@ -34,9 +35,9 @@ export class Attacker {
 
   constructor() {
     // A system account: no home, no login shell, no mail spool to clean up afterwards.
-    execFileSync('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', '--user-group', this.name], { stdio: 'pipe' });
-    this.uid = Number(execFileSync('id', ['-u', this.name], { encoding: 'utf8' }).trim());
-    this.gid = Number(execFileSync('id', ['-g', this.name], { encoding: 'utf8' }).trim());
+    execFileSync('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', '--user-group', this.name], { ...BOUNDED, stdio: 'pipe' });
+    this.uid = Number(execFileSync('id', ['-u', this.name], { ...BOUNDED, encoding: 'utf8' }).trim());
+    this.gid = Number(execFileSync('id', ['-g', this.name], { ...BOUNDED, encoding: 'utf8' }).trim());
   }
 
   private argv(command: string): string[] {
@@ -45,7 +46,7 @@ export class Attacker {
 
   /** Runs a shell command as the attacker and returns its stdout (throws on a non-zero exit). */
   run(command: string): string {
-    return execFileSync('setpriv', this.argv(command), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    return execFileSync('setpriv', this.argv(command), { ...BOUNDED, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   }
 
   /** Starts a long-running shell command as the attacker; stopped by `dispose`. */
@@ -68,7 +69,7 @@ export class Attacker {
           }),
       ),
     );
-    execFileSync('userdel', [this.name], { stdio: 'pipe' });
+    execFileSync('userdel', [this.name], { ...BOUNDED, stdio: 'pipe' });
   }
 }
 

@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { writableCgroupParent } from './modes.js';
+import { BOUNDED } from './bounded.js';
 
 /**
  * `unshare` arguments that run a command as the init of a new pid namespace with its own /proc,
@@ -16,7 +17,7 @@ export function inPidNamespace(command: string, args: string[]): string[] {
 
 /** Why a pid namespace cannot be made here (null: it can), checked by running `script` in one. */
 export function pidNamespaceProblem(script = 'true'): string | null {
-  const probe = spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'sh', '-c', script]);
+  const probe = spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'sh', '-c', script], BOUNDED);
   return probe.status === 0 ? null : `cannot make a pid namespace (unshare --pid --fork --mount-proc): ${probe.stderr?.toString().trim() || probe.error?.message}`;
 }
 

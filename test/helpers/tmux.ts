@@ -14,6 +14,7 @@ import path from 'node:path';
 import { afterEach } from 'vitest';
 import { CLI } from './cli.js';
 import { isReaped, see, waitUntil, type SeenProcess } from './kernel.js';
+import { BOUNDED } from './bounded.js';
 
 const SOCKET = `heph-test-${process.pid}`;
 const open = new Set<TmuxShell>();
@@ -29,7 +30,7 @@ afterEach(async () => {
 
 function tmux(...args: string[]): string {
   // -f /dev/null: no user configuration (it only matters when the server starts).
-  return execFileSync('tmux', ['-L', SOCKET, '-f', '/dev/null', ...args], { encoding: 'utf8' });
+  return execFileSync('tmux', ['-L', SOCKET, '-f', '/dev/null', ...args], { ...BOUNDED, encoding: 'utf8' });
 }
 
 /**

@@ -9,6 +9,7 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { BOUNDED } from '../helpers/bounded.js';
 
 const FIXTURE = path.resolve(__dirname, '../fixtures/children-report.mjs');
 
@@ -16,7 +17,7 @@ type View = { zombie: boolean; adopted: number[] | null; children: number[] };
 type Report = { leader: number; orphan: number; before: View; running: View; exited: View };
 
 describe('the addon’s view of our children', () => {
-  const report = JSON.parse(execFileSync(process.execPath, [FIXTURE], { encoding: 'utf8', timeout: 30_000 })) as Report;
+  const report = JSON.parse(execFileSync(process.execPath, [FIXTURE], { ...BOUNDED, encoding: 'utf8' })) as Report;
 
   it('sees no zombie while no child has exited, and one once the leader has', () => {
     expect(report.before.zombie).toBe(false);

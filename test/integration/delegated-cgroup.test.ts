@@ -15,6 +15,7 @@ import { findOwnCgroupDir } from '../../supervisor/platform/cgroup.js';
 import { cgroupOf } from '../../supervisor/platform/procfs.js';
 import { isReaped, see, waitForFile, waitUntil, type SeenProcess } from '../helpers/kernel.js';
 import { FIXTURES } from '../helpers/runtime.js';
+import { BOUNDED } from '../helpers/bounded.js';
 
 const USER = 'heph-deleg';
 const DIST = path.resolve(import.meta.dirname, '../../dist/src/index.js');
@@ -32,7 +33,7 @@ function userIds(): { uid: number; gid: number } {
   try {
     execFileSync('id', ['-u', USER], { stdio: 'ignore' });
   } catch {
-    execFileSync('useradd', ['--system', '--no-create-home', USER]);
+    execFileSync('useradd', ['--system', '--no-create-home', USER], BOUNDED);
   }
   const uid = Number(execFileSync('id', ['-u', USER], { encoding: 'utf8' }));
   const gid = Number(execFileSync('id', ['-g', USER], { encoding: 'utf8' }));
@@ -150,7 +151,7 @@ describe.skipIf(skip !== null)('an unprivileged user with a delegated cgroup sub
     mount = ownDir.slice(0, ownDir.length - (own === '/' ? 0 : own.length));
     lockDirExisted = fs.existsSync(lockRoot());
     // The user must be able to read the built package and the fixtures: the test runs them as it.
-    execFileSync(asUser()[0], [...asUser().slice(1), 'test', '-r', DIST]);
+    execFileSync(asUser()[0], [...asUser().slice(1), 'test', '-r', DIST], BOUNDED);
   });
 
   afterEach(async () => {

@@ -17,6 +17,7 @@ import { EofOracle, isReaped, isRunning, see, waitUntil } from '../helpers/kerne
 import { modeRows } from '../helpers/modes.js';
 import { startRuntime, waitForOutput } from '../helpers/runtime.js';
 import { supervisorPid } from '../../src/testing.js';
+import { BOUNDED } from '../helpers/bounded.js';
 
 /** SIGRTMIN + 4 under glibc (SIGRTMIN is 34: glibc keeps 32 and 33 for itself), as native/process.cc picks it. */
 const PARENT_DEATH_SIGNAL = 38;
@@ -43,7 +44,7 @@ describe.each(modeRows())('the parent-death signal (%s)', (mode, skip) => {
       expect(inMask(pid, 'SigCgt', PARENT_DEATH_SIGNAL)).toBe(true);
 
       // Negative control: the same signal from a stranger (a process of its own, not our parent).
-      execFileSync(process.execPath, ['-e', `process.kill(${pid}, ${PARENT_DEATH_SIGNAL})`]);
+      execFileSync(process.execPath, ['-e', `process.kill(${pid}, ${PARENT_DEATH_SIGNAL})`], BOUNDED);
       await waitUntil(
         () => !inMask(pid, 'SigPnd', PARENT_DEATH_SIGNAL) && !inMask(pid, 'ShdPnd', PARENT_DEATH_SIGNAL),
         "the stranger's signal delivered",

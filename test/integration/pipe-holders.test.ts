@@ -17,11 +17,12 @@ import { signalIfSame } from '../helpers/signal.js';
 import { modeRows } from '../helpers/modes.js';
 import { startRuntime, tempDir, waitForOutput } from '../helpers/runtime.js';
 import { killSupervisor, settledLostCleanups, supervisorHello, waitFor } from '../../src/testing.js';
+import { BOUNDED } from '../helpers/bounded.js';
 
 /** tmux's stdout, or null when it fails (no server behind the socket). */
 function tmuxText(socket: string, ...args: string[]): string | null {
   try {
-    return execFileSync('tmux', ['-S', socket, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    return execFileSync('tmux', ['-S', socket, ...args], { ...BOUNDED, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
   } catch {
     return null;
   }

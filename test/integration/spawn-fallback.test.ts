@@ -17,6 +17,7 @@ import { waitUntil } from '../helpers/kernel.js';
 import { cgroupUnavailable } from '../helpers/modes.js';
 import { FIXTURES } from '../helpers/runtime.js';
 import { parseSelfReport, SELF_REPORT } from '../helpers/self-report.js';
+import { BOUNDED } from '../helpers/bounded.js';
 
 interface Job {
   command: string;
@@ -28,7 +29,7 @@ type Result = { method: 'clone3' | 'fork'; output: string; code: number | null }
 function spawnReport(jobs: Job[], withoutClone3: boolean): Result[] {
   const node = [process.execPath, path.join(FIXTURES, 'spawn-report.mjs'), JSON.stringify(jobs)];
   const command = withoutClone3 ? ['python3', path.join(FIXTURES, 'without-clone3.py'), ...node] : node;
-  return JSON.parse(execFileSync(command[0]!, command.slice(1), { encoding: 'utf8', timeout: 30_000 })) as Result[];
+  return JSON.parse(execFileSync(command[0]!, command.slice(1), { ...BOUNDED, encoding: 'utf8' })) as Result[];
 }
 
 const probe = findOwnCgroupDir();

@@ -21,6 +21,7 @@ import { jobStats, pageSize } from '../../supervisor/jobs/stats.js';
 import { formatBytes, formatStats } from '../../src/reports/stats-format.js';
 import { waitUntil } from '../helpers/kernel.js';
 import { writableCgroupParent } from '../helpers/modes.js';
+import { BOUNDED } from '../helpers/bounded.js';
 
 const MiB = 1024 * 1024;
 
@@ -286,7 +287,7 @@ describe('listeningPorts', () => {
   });
 
   it("reads the job's network namespace, which the reader's /proc/net/tcp does not show", async (context) => {
-    const probe = spawnSync('unshare', ['-n', 'true']);
+    const probe = spawnSync('unshare', ['-n', 'true'], BOUNDED);
     if (probe.status !== 0) {
       context.skip(`cannot make a network namespace (unshare -n): ${probe.stderr?.toString().trim() || probe.error?.message}`);
     }

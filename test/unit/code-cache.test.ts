@@ -15,6 +15,7 @@ import { execFileSync } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BUNDLE_HASH_PREFIX, codeCachePath } from '../../supervisor/code-cache.js';
+import { BOUNDED } from '../helpers/bounded.js';
 
 const BUILT = pathToFileURL(path.resolve(import.meta.dirname, '../../dist/supervisor/code-cache.js')).href;
 
@@ -22,7 +23,7 @@ const BUILT = pathToFileURL(path.resolve(import.meta.dirname, '../../dist/superv
 function inFreshNode(call: string): string {
   const code = `import(${JSON.stringify(BUILT)}).then((m) => { const result = ${call}; console.log(JSON.stringify({ result, ran: globalThis.codeCacheTestRan ?? null })); })`;
   const { NODE_OPTIONS: _flags, ...env } = process.env;
-  return execFileSync(process.execPath, ['-e', code], { env, encoding: 'utf8' });
+  return execFileSync(process.execPath, ['-e', code], { ...BOUNDED, env, encoding: 'utf8' });
 }
 
 const writeCodeCache = (file: string): void => void inFreshNode(`m.writeCodeCache(${JSON.stringify(file)})`);

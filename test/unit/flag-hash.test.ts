@@ -14,6 +14,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SUPERVISOR_NODE_FLAGS } from '../../src/runtime/supervisor-client.js';
 import { heapFlagsInFlagHash } from '../../supervisor/flag-hash.js';
+import { BOUNDED } from '../helpers/bounded.js';
 
 const BUILT = pathToFileURL(path.resolve(import.meta.dirname, '../../dist/supervisor/flag-hash.js')).href;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'heph-flag-hash-'));
@@ -30,7 +31,7 @@ function fresh(flags: string[], body: string): unknown {
 const vm = await import('node:vm'); const fs = await import('node:fs'); const v8 = await import('node:v8');
 ${body}`;
   const { NODE_OPTIONS: _flags, ...env } = process.env;
-  return JSON.parse(execFileSync(process.execPath, [...flags, '--input-type=module', '-e', code], { env, encoding: 'utf8' }));
+  return JSON.parse(execFileSync(process.execPath, [...flags, '--input-type=module', '-e', code], { ...BOUNDED, env, encoding: 'utf8' }));
 }
 
 const verdict = (forget: boolean) =>
@@ -71,16 +72,16 @@ describe(`heap setup flags and the flag hash, on ${LINE}`, () => {
   it("forgetHeapSetupFlags prints no warning, and loads node:v8 (its streams would compile before the flags are back) only where flags must be set back without process.binding('v8') (Node 24.0-24.11)", () => {
     const { NODE_OPTIONS: _flags, ...env } = process.env;
     const probe = "try { console.log(typeof process.binding('v8').setFlagsFromString === 'function') } catch { console.log(false) }";
-    const binding = spawnSync(process.execPath, ['--no-deprecation', '-e', probe], { env, encoding: 'utf8' }).stdout.trim() === 'true';
+    const binding = spawnSync(process.execPath, ['--no-deprecation', '-e', probe], { ...BOUNDED, env, encoding: 'utf8' }).stdout.trim() === 'true';
     const code = `const { forgetHeapSetupFlags: forget } = await import(${JSON.stringify(BUILT)});
 const before = process.moduleLoadList.includes('NativeModule v8');
 forget();
 console.log(JSON.stringify({ before, after: process.moduleLoadList.includes('NativeModule v8') }));`;
-    const run = spawnSync(process.execPath, [...SUPERVISOR_NODE_FLAGS, '--input-type=module', '-e', code], { env, encoding: 'utf8' });
+    const run = spawnSync(process.execPath, [...SUPERVISOR_NODE_FLAGS, '--input-type=module', '-e', code], { ...BOUNDED, env, encoding: 'utf8' });
     expect(run.stderr).toBe('');
     expect(JSON.parse(run.stdout)).toEqual({ before: false, after: HASHED && !binding });
     // The control: the oracle sees node:v8 once something loads it.
-    const loaded = spawnSync(process.execPath, ['--input-type=module', '-e', "await import('node:v8'); console.log(process.moduleLoadList.includes('NativeModule v8'))"], { env, encoding: 'utf8' });
+    const loaded = spawnSync(process.execPath, ['--input-type=module', '-e', "await import('node:v8'); console.log(process.moduleLoadList.includes('NativeModule v8'))"], { ...BOUNDED, env, encoding: 'utf8' });
     expect(loaded.stdout.trim()).toBe('true');
   });
 

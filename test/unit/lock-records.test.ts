@@ -15,6 +15,7 @@ import { waitUntil } from '../helpers/kernel.js';
 import { formatRecord, MAX_RECORD_BYTES, parseRecord, readRecords, type HolderRecord } from '../../supervisor/locks/records.js';
 import { bootId, ownIdentity } from '../../supervisor/identity.js';
 import { markerPrefix, subtreeName } from '../../supervisor/names.js';
+import { BOUNDED } from '../helpers/bounded.js';
 
 function scratch(): string {
   return scratchDir('heph-records-');
@@ -37,7 +38,7 @@ function recordsIn(dir: string, resource: string): HolderRecord[] {
 
 /** An instance that ran on this boot and is gone: a pid no process has now, with a start time. */
 function deadInstance() {
-  return { pid: spawnSync('true').pid!, start: '4242', boot: bootId() };
+  return { pid: spawnSync('true', BOUNDED).pid!, start: '4242', boot: bootId() };
 }
 
 function record(overrides: Partial<HolderRecord> = {}): HolderRecord {

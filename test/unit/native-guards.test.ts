@@ -16,6 +16,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { native, type NativeSpawnOptions, type NativeSpawnResult, type ReapedChild } from '../../supervisor/native.js';
 import { listProcesses } from '../../supervisor/platform/procfs.js';
 import { addonReaper, spawnOptionsFrom } from '../helpers/addon-reaper.js';
+import { BOUNDED } from '../helpers/bounded.js';
 
 const { SIGKILL, SIGTERM } = os.constants.signals;
 
@@ -334,7 +335,7 @@ console.log(JSON.stringify({ before, closed, after: listed(), own }));`;
     const devNull = fs.openSync('/dev/null', 'r');
     try {
       const stdio = ['ignore', 'pipe', 'inherit', ...Array<'ignore'>(37).fill('ignore'), devNull, devNull];
-      const run = spawnSync(process.execPath, ['--input-type=module', '-e', code], { stdio, encoding: 'utf8' });
+      const run = spawnSync(process.execPath, ['--input-type=module', '-e', code], { ...BOUNDED, stdio, encoding: 'utf8' });
       return JSON.parse(run.stdout as string);
     } finally {
       fs.closeSync(devNull);
@@ -397,7 +398,7 @@ const second = await new Promise((resolve, reject) => native.spawnAsync(options(
 // The result's wait kept the process alive; the reaps are reported after the results.
 while (!reaped.has(2)) await new Promise((resolve) => setTimeout(resolve, 5));
 console.log(JSON.stringify({ before, seen, secondPid: second.pid > 0, codes: [reaped.get(1), reaped.get(2)] }));`;
-    const run = spawnSync(process.execPath, ['--input-type=module', '-e', code], { encoding: 'utf8', timeout: 20_000 });
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', code], { ...BOUNDED, encoding: 'utf8' });
     expect(run.status).toBe(0);
     expect(JSON.parse(run.stdout)).toEqual({
       before: "spawnAsync needs the reaper's queue: call startReaper first",

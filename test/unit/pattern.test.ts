@@ -10,6 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { compileLinePattern, compileLinePatternByEngine, MAX_PATTERN_CHARS, MAX_PATTERN_INSTRUCTIONS, type CompiledPattern } from '../../src/protocol/pattern.js';
 import { inputProblem } from '../../src/wording/index.js';
+import { BOUNDED } from '../helpers/bounded.js';
 
 function compiled(source: string, flags = '') {
   const result = compileLinePattern({ source, flags });
@@ -139,7 +140,7 @@ const before = [plain.ok && plain.pattern.test('READY 3'), loaded()];
 compileLinePattern({ source: 'listening on :\\\\d+', flags: '' });
 console.log(JSON.stringify([...before, loaded()]));`;
     const { NODE_OPTIONS: _flags, ...env } = process.env;
-    const out = execFileSync(process.execPath, ['--input-type=module', '-e', code], { env, encoding: 'utf8' });
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', code], { ...BOUNDED, env, encoding: 'utf8' });
     expect(JSON.parse(out)).toEqual([true, false, true]);
   });
 });

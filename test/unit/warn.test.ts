@@ -8,6 +8,7 @@ import { once } from 'node:events';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { BOUNDED } from '../helpers/bounded.js';
 
 const BUILT = pathToFileURL(path.resolve(import.meta.dirname, '../../dist/supervisor/warn.js')).href;
 const { NODE_OPTIONS: _flags, ...env } = process.env;
@@ -16,7 +17,7 @@ describe('supervisor warnings', () => {
   it('writes one prefixed line to fd 2, and makes no process.stderr stream', () => {
     const code = `const { warn } = await import(${JSON.stringify(BUILT)}); warn('the vault is full');
 console.log(JSON.stringify(process.moduleLoadList.includes('NativeModule net')));`;
-    const run = spawnSync(process.execPath, ['--input-type=module', '-e', code], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', code], { ...BOUNDED, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
     expect(run.status).toBe(0);
     expect(run.stderr).toBe('heph-jobs supervisor: the vault is full\n');
     // A pipe's process.stderr is a net.Socket: the oracle that no stream was made.
