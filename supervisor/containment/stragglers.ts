@@ -5,6 +5,7 @@
  * `/proc/<pid>/fd/N`, and tmux's server holds its control clients' stdio.
  */
 import { native } from '../native.js';
+import fs from 'node:fs';
 import { childrenOf, environContains, readProcStat, type ProcEntry } from '../platform/procfs.js';
 import type { JobIdentity } from './strategy.js';
 
@@ -23,10 +24,38 @@ export function alive(entry: ProcEntry): boolean {
  */
 export function markedStragglers(job: JobIdentity): ProcEntry[] {
   const found: ProcEntry[] = [];
-  for (const pid of native.adoptedChildren() ?? childrenOf(process.pid)) {
+  for (const pid of adoptedChildren()) {
     if (pid === job.pid) continue;
     const entry = readProcStat(pid);
     if (entry && alive(entry) && environContains(pid, job.marker)) found.push(entry);
   }
   return found;
+}
+
+/**
+ * Whether a child we adopted is mid-exit: its memory, and with it the marker naming its job, is
+ * released while the kernel still closes its files (a big memfd: tens of ms); not yet a zombie.
+ * Any job may own it, so none is empty until it is reaped (the reap pokes every job).
+ */
+export function adoptedChildMidExit(): boolean {
+  return adoptedChildren().some((pid) => {
+    const entry = readProcStat(pid);
+    if (entry === null || !entry.exiting) return false;
+    // A leader thread that has exited shows Z while the other threads finish: mid-exit while every
+    // one of them is exiting too (one that is not runs on after a pthread_exit of the leader).
+    return alive(entry) || otherThreads(pid).every((thread) => readProcStat(pid, thread)?.exiting ?? true);
+  });
+}
+
+function adoptedChildren(): number[] {
+  return native.adoptedChildren() ?? childrenOf(process.pid);
+}
+
+/** The process's threads other than its leader ([] once it is gone or single-threaded). */
+function otherThreads(pid: number): number[] {
+  try {
+    return fs.readdirSync(`/proc/${pid}/task`).map(Number).filter((thread) => thread !== pid);
+  } catch {
+    return [];
+  }
 }

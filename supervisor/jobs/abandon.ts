@@ -7,7 +7,7 @@
 import { constants as os } from 'node:os';
 import type { ContainmentStrategy, JobIdentity } from '../containment/index.js';
 import { native } from '../native.js';
-import { hasZombieChildren } from './zombies.js';
+import { hasUnreapedChildren } from './zombies.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const SIGKILL = os.signals.SIGKILL;
@@ -41,7 +41,7 @@ export async function stopAbandoned(token: number, identity: JobIdentity, strate
     identity.pidfd = -1;
     while (Date.now() < deadline) {
       // Its orphans are reparented to us and left as zombies until our reaper gets to them.
-      if (strategy.isEmpty(identity) && !hasZombieChildren() && strategy.release(identity)) return;
+      if (strategy.isEmpty(identity) && !hasUnreapedChildren() && strategy.release(identity)) return;
       strategy.killAll(identity);
       await pause(ABANDON_PAUSE_MS);
     }

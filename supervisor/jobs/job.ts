@@ -15,7 +15,7 @@ import { jobMarker } from '../names.js';
 import { PortProbe } from '../platform/ports.js';
 import { stopAbandoned } from './abandon.js';
 import { injectFault } from './faults.js';
-import { hasZombieChildren } from './zombies.js';
+import { hasUnreapedChildren } from './zombies.js';
 import { pipeInput, terminalInput, type JobInput } from './job-input.js';
 import { JobTerminal, type Terminal } from './terminal.js';
 import { JobOutput } from './job-output.js';
@@ -435,9 +435,9 @@ export class SupervisedJob implements WaitableJob {
     this.checking = true;
     try {
       if (!this.strategy.isEmpty(this.identity)) return;
-      // Every zombie reaped: orphans of this job were reparented to us, and the reaper thread
-      // reaps them within moments; its next event pokes us again.
-      if (hasZombieChildren()) return;
+      // Every child reaped: orphans of this job were reparented to us, and the reaper thread
+      // reaps them (the mid-exit once they are zombies) within moments; its event pokes us again.
+      if (hasUnreapedChildren()) return;
       if (!this.strategy.release(this.identity)) {
         // rmdir says EBUSY for a moment after "populated 0" (the kernel finishes tearing down the
         // last tasks' state): no further event will come, so look again shortly.

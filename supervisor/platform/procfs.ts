@@ -13,14 +13,19 @@ export interface ProcEntry {
   state: string;
   /** Start time in clock ticks since boot: with the pid, names one process for good. */
   start: string;
+  /** In do_exit (PF_EXITING): its memory, and with it its environment, may already be gone. */
+  exiting: boolean;
 }
 
-/** Parses /proc/PID/stat; null when the process is gone. The command name may contain spaces and
- * parentheses, so fields are read after the last ')'. */
-export function readProcStat(pid: number): ProcEntry | null {
+/** PF_EXITING in the flags field of /proc/PID/stat (include/linux/sched.h). */
+const PF_EXITING = 0x4;
+
+/** Parses /proc/PID/stat (or one thread's, `/proc/PID/task/TID/stat`); null when the process is
+ * gone. The command name may contain spaces and parentheses, so fields are read after the last ')'. */
+export function readProcStat(pid: number, thread?: number): ProcEntry | null {
   let text: string;
   try {
-    text = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
+    text = fs.readFileSync(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`, 'latin1');
   } catch {
     return null;
   }
@@ -33,6 +38,7 @@ export function readProcStat(pid: number): ProcEntry | null {
     pgid: Number(fields[2]),
     sid: Number(fields[3]),
     start: onHostBootClock(fields[19] ?? ''),
+    exiting: (Number(fields[6]) & PF_EXITING) !== 0,
   };
 }
 
