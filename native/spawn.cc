@@ -86,6 +86,9 @@ const char* StageName(int stage) {
 // the kernel's size reach those too.
 constexpr size_t kKernelSigsetBytes = _NSIG / 8;
 
+// One group per v1 controller that limits a job: memory, pids, cpu.
+constexpr int kMaxJoinGroups = 4;
+
 struct ChildFailure {
   int stage;  // a Stage, or 0 while nothing failed
   int err;
@@ -101,6 +104,10 @@ struct ChildPlan {
   int stderr_fd;       // becomes fd 2
   int ctty_fd;         // a terminal's slave (pty.cc) made the controlling terminal, or -1
   int cgroup_procs_fd; // fork path only: "0" written here moves the child into the job's cgroup
+  // cgroup.procs of the job's groups in v1 hierarchies (its limits): the child joins each, on
+  // both paths, before it execs (CLONE_INTO_CGROUP reaches only the v2 tree).
+  int join_fds[kMaxJoinGroups];
+  int join_count;
   int report_fd;       // fork path only: write end of the close-on-exec error pipe; -1 otherwise
   int max_fd;          // fallback bound when close_range is unavailable
   // vfork path: written by the child in our memory (CLONE_VM) just before it exits; we read it
@@ -156,6 +163,9 @@ HEPH_CHILD_CODE [[noreturn]] void ChildMain(ChildPlan* plan) {
   // A session leader without a terminal takes this one (ioctl_tty(2)); fds 0-2 are it below.
   if (plan->ctty_fd >= 0 && ioctl(plan->ctty_fd, TIOCSCTTY, 0) != 0) ChildFail(plan, kCtty);
   if (plan->cgroup_procs_fd >= 0 && write(plan->cgroup_procs_fd, "0", 1) != 1) ChildFail(plan, kCgroup);
+  for (int i = 0; i < plan->join_count; i++) {
+    if (write(plan->join_fds[i], "0", 1) != 1) ChildFail(plan, kCgroup);
+  }
   if (chdir(plan->cwd) != 0) ChildFail(plan, kChdir);
   if (dup2(plan->stdin_fd, 0) < 0 || dup2(plan->stdout_fd, 1) < 0 || dup2(plan->stderr_fd, 2) < 0) ChildFail(plan, kDup);
   if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
@@ -424,6 +434,7 @@ struct SpawnRequest {
   std::string cwd;
   std::vector<std::string> env;
   std::string cgroup;  // empty: none
+  std::vector<std::string> join_groups;  // v1 group directories the child joins
   bool stdin_pipe = false;
   bool merge = false;
   bool force_fork = false;
@@ -456,6 +467,9 @@ SpawnRequest ReadSpawnRequest(Napi::Env env, Napi::Value value, const char* wher
     if (!cgroup_value.IsString()) ThrowArgumentError(env, where, "options.cgroup", "a cgroup directory or null", cgroup_value);
     request.cgroup = StringField(options, where, "cgroup", true);
   }
+  Napi::Value join_value = options.Get("joinGroups");
+  if (!join_value.IsUndefined()) request.join_groups = StringArray(env, join_value, "options.joinGroups");
+  if (request.join_groups.size() > kMaxJoinGroups) ThrowArgumentError(env, where, "options.joinGroups", "at most 4 group directories", join_value);
   std::string stdin_mode = StringField(options, where, "stdin");
   if (stdin_mode != "null" && stdin_mode != "pipe") ThrowArgumentError(env, where, "options.stdin", "\"null\" or \"pipe\"", options.Get("stdin"));
   request.stdin_pipe = stdin_mode == "pipe";
@@ -482,6 +496,13 @@ void RunSpawn(SpawnRequest& request, ChildStack& stack, SpawnOutcome& out) {
   if (has_cgroup) {
     cgroup_dir.Reset(open(request.cgroup.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (cgroup_dir.get() < 0) throw SpawnFailure{errno, "open", request.cgroup};
+  }
+
+  Fd join_fds[kMaxJoinGroups];
+  for (size_t i = 0; i < request.join_groups.size(); i++) {
+    std::string procs = request.join_groups[i] + "/cgroup.procs";
+    join_fds[i].Reset(open(procs.c_str(), O_WRONLY | O_CLOEXEC));
+    if (join_fds[i].get() < 0) throw SpawnFailure{errno, "open", procs};
   }
 
   Fd stdin_read, stdin_write, out_read, out_write, err_read, err_write;
@@ -513,6 +534,8 @@ void RunSpawn(SpawnRequest& request, ChildStack& stack, SpawnOutcome& out) {
   plan.stdout_fd = ctty >= 0 ? ctty : out_write.get();
   plan.stderr_fd = ctty >= 0 ? ctty : request.merge ? out_write.get() : err_write.get();
   plan.ctty_fd = ctty;
+  plan.join_count = static_cast<int>(request.join_groups.size());
+  for (int i = 0; i < plan.join_count; i++) plan.join_fds[i] = join_fds[i].get();
   plan.max_fd = nofile.rlim_cur > 65536 || nofile.rlim_cur == RLIM_INFINITY ? 65536 : static_cast<int>(nofile.rlim_cur);
 
   Spawned spawned;

@@ -4,6 +4,7 @@
  * name them without an import circle (wording never reaches back into what it describes).
  */
 import type { JobStats } from './protocol/stats.js';
+import type { LimitFacts } from './protocol/limits.js';
 
 // ---- jobs ----------------------------------------------------------------------------------
 
@@ -61,6 +62,7 @@ export interface JobView {
   /** While it waits for its locks: what stands in its way now. */
   readonly blockedBy?: () => LockBlockerFacts[];
   readonly timedOut: boolean;
+  readonly limits: LimitFacts | null;
   readonly input: { readonly timeoutMs: number | undefined };
 }
 

@@ -3,6 +3,8 @@ export { JobRuntime } from './runtime/job-runtime.js';
 export type { BackgroundInput, StatusOptions, KillOptions, Capabilities, JobEvent } from './runtime/job-runtime.js';
 export type { JobRuntimeOptions } from './runtime/options.js';
 export type { SupervisorStart } from './runtime/options.js';
+export type { Limits } from './runtime/limits.js';
+export type { LimitFacts, LimitMechanism } from './protocol/limits.js';
 export { buildListReport, formatElapsed } from './reports/report.js';
 export type { JobReport, JobListReport } from './reports/report.js';
 export type { JobState, ReportState } from './facts.js';

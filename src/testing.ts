@@ -81,6 +81,6 @@ export function failCleanupsOfNextSupervisor(runtime: JobRuntime): void {
  * `options` with switches only tests set: `forceFork` (the fork spawn path instead of clone3) and
  * `spawnOn` (`auto`, `inline` or `threads`: where the supervisor spawns leaders).
  */
-export function withTestSwitches<T extends JobRuntimeOptions>(options: T, switches: { forceFork?: boolean; spawnOn?: string }): T {
+export function withTestSwitches<T extends JobRuntimeOptions>(options: T, switches: { forceFork?: boolean; spawnOn?: string; limitsBy?: 'auto' | 'watchdog' }): T {
   return { ...options, [TEST_SWITCHES]: switches };
 }

@@ -21,6 +21,8 @@ export interface NativeSpawnOptions {
   env: string[];
   /** Cgroup directory to start the child in, or null for none. */
   cgroup: string | null;
+  /** Groups in cgroup v1 hierarchies (at most 4) the child joins before it execs: its limits. */
+  joinGroups?: string[];
   stdin: 'null' | 'pipe';
   /** One pipe for stdout and stderr. */
   merge: boolean;

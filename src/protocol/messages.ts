@@ -27,12 +27,15 @@ import {
   type ShapeType,
 } from './shape.js';
 import type { JobStats } from './stats.js';
+import type { LimitFacts } from './limits.js';
 
 export const CONTAINMENT_CHOICES = ['auto', 'cgroup', 'process-group'] as const;
 /** Where the supervisor spawns a job's leader (supervisor/jobs/leader-spawn.ts); `auto` picks per spawn. */
 export const SPAWN_PLACEMENTS = ['auto', 'inline', 'threads'] as const;
 export const SIGNAL_NAMES = ['INT', 'TERM', 'KILL'] as const;
 export const LOCK_MODES = ['exclusive', 'shared'] as const;
+/** Tests only: `watchdog` leaves every limit to the supervisor's watchdog, as where no controller is writable. */
+export const LIMITS_BY = ['auto', 'watchdog'] as const;
 /**
  * What a supervisor does with the lock vault (supervisor/locks/vault.ts) given its stdin: `create`
  * it (stdin is a fresh carrier socket the runtime holds the other end of), `inherit` it (stdin is
@@ -53,12 +56,14 @@ const supervisorConfig = object({
   /** Override for the cgroup v2 directory under which the supervisor makes its subtree (tests). */
   cgroupParent: nullable(string()),
   /** Switches only tests set: the fork path instead of clone3, where leaders are spawned. */
-  testing: optional(object({ forceFork: boolean(), spawnOn: oneOf(SPAWN_PLACEMENTS) })),
+  testing: optional(object({ forceFork: boolean(), spawnOn: oneOf(SPAWN_PLACEMENTS), limitsBy: oneOf(LIMITS_BY) })),
   killGraceMs: integer(0),
   /** How long output is still drained after a job's processes are gone. */
   drainMs: integer(0),
   output: object({ maxLines: integer(1), maxLineBytes: integer(1), maxBytes: integer(1), headLines: integer(0) }),
 });
+
+const jobLimits = object({ memoryBytes: nullable(integer(1)), processes: nullable(integer(1)), cpuMillis: nullable(integer(1)) });
 
 const lockResource = object({ resource: string(), kind: string(), value: string(), mode: oneOf(LOCK_MODES) });
 
@@ -118,6 +123,8 @@ export const REQUESTS = {
       /** On a pseudo-terminal: one stream; the terminal is stdin, stdout and stderr. */
       tty: optional(boolean()),
       shell: string(),
+      /** The job's limits (src/protocol/limits.ts), the host's and the call's already combined. */
+      limits: optional(jobLimits),
     }),
   }),
   /**
@@ -278,6 +285,8 @@ export interface JobFacts {
   stdinOpen: boolean;
   /** CPU, memory, processes and listening ports while the job runs; null once done. */
   stats: JobStats | null;
+  /** Its limits, how each is held and what they did; null when it has none. */
+  limits: LimitFacts | null;
 }
 
 /** How a wait before a read ended. `line` is the matching line's text; `listening`: the job listens on the wait's port. */
@@ -348,6 +357,8 @@ export type Reply = { id: number; ok: true; value: unknown } | { id: number; ok:
 
 /** How a job's leader ended, and when. */
 export interface LeaderExit {
+  /** The job's limits as they are at its exit (a limit reached before it), when it has any. */
+  limits?: LimitFacts;
   code: number | null;
   signal: string | null;
   at: number;
@@ -360,7 +371,7 @@ export type SupervisorEvent =
    * leader's exit, not told by an 'exited' event before (both were ready in one turn, as for most
    * short jobs, and go as one event: supervisor/requests/end-events.ts).
    */
-  | { event: 'cleaned-up'; job: number; at: number; exit?: LeaderExit }
+  | { event: 'cleaned-up'; job: number; at: number; exit?: LeaderExit; limits?: LimitFacts }
   | { event: 'protocol-error'; message: string };
 
 export type Incoming = Reply | SupervisorEvent;

@@ -10,6 +10,7 @@
  * job_status {"id": 0} reads more; job_kill {"id": 0} stops it.
  * ```
  */
+import type { LimitFacts } from '../protocol/limits.js';
 import type { InputWrite, OutputLine, OutputRead as OutputSnapshot } from '../protocol/messages.js';
 import * as say from '../wording/index.js';
 import type { Dialect, JobState, JobView, KillOutcome, LockBlockerFacts, LockResourceFacts, ReportState, WaitOutcome } from '../facts.js';
@@ -62,6 +63,8 @@ export interface JobReport {
   lockWaitMs: number | null;
   /** The job's timeout, in milliseconds, when that timeout stopped it; null otherwise. */
   timedOutAfterMs: number | null;
+  /** Its limits, how each is held, and what they did (the limit that stopped it, the peak); null: none. */
+  limits: LimitFacts | null;
   /** What a kill found (a report of `kill` alone): the job had already ended, or it outlived SIGINT. */
   kill?: KillOutcome;
   /** What the job_input this report answers wrote (`closed`: the end of input was sent, when asked). */
@@ -245,6 +248,7 @@ export function reportText(report: JobReport, dialect: Dialect = 'tool'): string
   if (report.waited) text.push(say.waitedLine(report.waited, report.state === 'running'));
   if (report.waited?.cut) text.push(say.waitCut(report.id, report.waited, report.waited.cut, dialect));
   if (report.timedOutAfterMs !== null) text.push(say.stoppedByTimeout(formatElapsed(report.timedOutAfterMs)));
+  if (report.limits) text.push(...say.limitLines(report.limits, report.state));
   if (report.kill) text.push(say.killOutcome(report.id, stateText(report), report.kill, dialect));
   if (report.input && report.input.written < report.input.bytes) text.push(say.inputShort(report.id, report.input));
   if (report.input?.closed === false) text.push(say.inputNotClosed(report.id));
@@ -282,6 +286,7 @@ export function buildReport(record: JobView, output: OutputSnapshot | null, cont
     blockedBy: state === 'waiting' ? (record.blockedBy?.() ?? []) : [],
     lockWaitMs: state === 'waiting' ? (context.lockWaitMs ?? null) : null,
     timedOutAfterMs: record.timedOut ? (record.input.timeoutMs ?? 0) : null,
+    limits: record.limits,
     ...(context.kill ? { kill: context.kill } : {}),
     ...(context.input ? { input: context.input } : {}),
     header: headerLine(record, now),

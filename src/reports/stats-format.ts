@@ -1,29 +1,9 @@
 /** How a running job's resources read in a report header: ` · 3 procs · 112 MB · cpu 4.1s · listening :5173`. */
 import type { JobStats } from '../protocol/stats.js';
+import { formatBytes } from '../wording/common.js';
 
 export type { JobStats };
-
-/**
- * `820 KB`, `12 MB`, `1.2 GB`: binary units (1 KB = 1024 bytes, as ps and top count), one decimal
- * below 10 of the unit, whole numbers from 10 on.
- */
-export function formatBytes(bytes: number): string {
-  const units = ['B', 'KB', 'MB', 'GB', 'TB', 'PB'];
-  let unit = 0;
-  let value = Math.max(0, bytes);
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  if (unit === 0) return `${Math.round(value)} B`;
-  let text = value < 10 ? value.toFixed(1) : String(Math.round(value));
-  // 1023.7 KB rounds to 1024 KB: show it as the next unit instead.
-  if (Number(text) >= 1024 && unit < units.length - 1) {
-    unit++;
-    text = (value / 1024).toFixed(1);
-  }
-  return `${text} ${units[unit]}`;
-}
+export { formatBytes };
 
 /** The report suffix: ` · 3 procs · 112 MB · cpu 4.1s · listening :5173`; unknown parts and an
  * empty port list are left out. */

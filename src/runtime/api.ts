@@ -2,6 +2,7 @@
  * The shapes of the JobRuntime's public calls: what a host passes in (each option's default in its
  * comment) and what it gets back besides reports.
  */
+import type { Limits } from './limits.js';
 import type { ResourceSpec } from '../locks/index.js';
 import type { Containment, SignalName } from '../protocol/messages.js';
 
@@ -33,6 +34,8 @@ export interface BackgroundInput {
   answerWithinMs?: number;
   /** Stop the job (as kill does) after this many milliseconds. Default: no limit. */
   timeoutMs?: number;
+  /** This job's limits, within the host's (`JobRuntimeOptions.limits`): a call may only tighten them. */
+  limits?: Limits;
   /** Instead of the settle window, wait up to this many ms for the job to end or to print a line
    * matching `until` (a dev server's ready line). Default: the settle window. */
   waitMs?: number;

@@ -2,6 +2,7 @@
  * What the runtime remembers of each job: the command as the model gave it, and the lifecycle as
  * the supervisor reports it.
  */
+import { hasLimits, type JobLimits, type LimitFacts } from '../protocol/limits.js';
 import { JobLimitError } from '../protocol/errors.js';
 import type { Lease, NormalizedResource } from '../locks/index.js';
 import type { ContainmentMode } from '../protocol/messages.js';
@@ -53,6 +54,8 @@ export interface JobRecord extends JobView {
   stats: JobStats | null;
   /** The per-job timeout fired and stopped it. */
   timedOut: boolean;
+  /** Its limits and what they did, as the supervisor last said (the limits asked for, before it starts); null: none. */
+  limits: LimitFacts | null;
   timeoutTimer: NodeJS.Timeout | null;
 }
 
@@ -67,6 +70,8 @@ export interface RestartableInput {
   locks: readonly NormalizedResource[];
   ref: string | undefined;
   timeoutMs: number | undefined;
+  /** The limits it runs under (the host's and the call's combined). */
+  limits: JobLimits;
 }
 
 /** Started and not yet ended: counts toward the cap (`starting` is shown as running). */
@@ -111,6 +116,7 @@ export function newJobRecord(id: number, input: RestartableInput): JobRecord {
     abort: null,
     input,
     timedOut: false,
+    limits: hasLimits(input.limits) ? { set: input.limits, by: { memory: null, processes: null, cpu: null }, reached: null, peakMemoryBytes: null, forkFailures: null, throttledMs: null } : null,
     timeoutTimer: null,
     stats: null,
   };

@@ -4,6 +4,8 @@
  * signalling, reaping, kernel locks), and turns the supervisor's replies and events into job states
  * and reports. Input is validated here, where it enters; what flows inward is already checked.
  */
+import { checkLimits, combineLimits, limitsInput } from './limits.js';
+import { hasLimits } from '../protocol/limits.js';
 import { HephError, InvalidInputError, RuntimeClosedError, SupervisorLostError } from '../protocol/errors.js';
 import { instanceName } from '../protocol/identity.js';
 import { SIGNAL_NAMES, type ContainmentMode, type LostJob, type SignalName, type SupervisorConfig, type SupervisorEvent } from '../protocol/messages.js';
@@ -137,11 +139,12 @@ export class JobRuntime {
     const lockTimeoutMs = input.lockTimeoutMs === undefined ? undefined : integerOption('lockTimeoutMs', input.lockTimeoutMs, 0, 0, 2 ** 31 - 1);
     const answerWithinMs = input.answerWithinMs === undefined ? undefined : integerOption('answerWithinMs', input.answerWithinMs, 0, 0, MAX_WAIT_MS);
     const timeoutMs = input.timeoutMs === undefined ? undefined : integerOption('timeoutMs', input.timeoutMs, 0, 1, MAX_TIMEOUT_MS);
+    const limits = combineLimits(this.options.limits, checkLimits('limits', input.limits));
     const waitMs = input.waitMs === undefined ? undefined : integerOption('waitMs', input.waitMs, 0, 0, MAX_WAIT_MS);
     const until = input.until === undefined ? undefined : checkedPattern(input.until);
     const untilPort = portOption(input.untilPort);
     const id = this.jobs.takeId();
-    const record = newJobRecord(id, { command, cwd, env: input.env, stdin: input.stdin === true, merge: input.merge === true, tty: input.tty === true, locks: wants, ref: input.ref, timeoutMs });
+    const record = newJobRecord(id, { command, cwd, env: input.env, stdin: input.stdin === true, merge: input.merge === true, tty: input.tty === true, locks: wants, ref: input.ref, timeoutMs, limits });
     this.jobs.add(record);
     this.changes.notify();
     onQueued?.(id);
@@ -214,6 +217,7 @@ export class JobRuntime {
           merge: input.merge === true,
           tty: input.tty === true,
           shell: this.options.shell,
+          ...(hasLimits(record.input.limits) ? { limits: record.input.limits } : {}),
         },
       });
       // A base sent just before is answered first: its failure is the one reported.
@@ -258,6 +262,7 @@ export class JobRuntime {
       locks: input.locks,
       ...(input.ref ? { ref: input.ref } : {}),
       ...(input.timeoutMs ? { timeoutMs: input.timeoutMs } : {}),
+      limits: limitsInput(input.limits),
       ...(options.answerWithinMs === undefined ? {} : { answerWithinMs: options.answerWithinMs }),
     });
     return { stopped, started };
@@ -471,6 +476,8 @@ export class JobRuntime {
     if (!record) return;
     // A cleanup may carry the exit (both in one turn of the supervisor): the exit is applied first.
     const exit = event.event === 'exited' ? event : event.exit;
+    const limits = (event.event === 'cleaned-up' ? event.limits : undefined) ?? exit?.limits;
+    if (limits) record.limits = limits;
     if (exit) this.states.exited(record, exit.code, exit.signal, exit.at);
     if (event.event === 'cleaned-up') {
       this.states.cleanedUp(record);

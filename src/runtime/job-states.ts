@@ -61,6 +61,7 @@ export class JobStates {
   /** What the supervisor says of the job now (with a reply to a read, a kill, a write). */
   apply(record: JobRecord, facts: JobFacts): void {
     record.stats = facts.stats ?? null;
+    if (facts.limits) record.limits = facts.limits;
     if (facts.exit) this.exited(record, facts.exit.code, facts.exit.signal, facts.exit.at);
     if (facts.cleanedUp) this.cleanedUp(record);
     this.changes.notify();

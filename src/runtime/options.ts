@@ -2,6 +2,8 @@
  * Runtime options: defaults in one place (each with where it comes from), normalised once and
  * validated with messages that name the option, say what is accepted, and show what was received.
  */
+import { checkLimits, type Limits } from './limits.js';
+import type { JobLimits } from '../protocol/limits.js';
 import os from 'node:os';
 import path from 'node:path';
 import { MAX_FRAME_BYTES } from '../protocol/codec.js';
@@ -101,6 +103,8 @@ export interface JobRuntimeOptions {
    * begins starting it (without waiting), so the first call finds it ready; a start that fails is
    * tried again, and reported, by the first call that needs it. */
   startSupervisor?: SupervisorStart;
+  /** Every job's limits, and the ceilings a call's own `limits` may only tighten. Default: none. */
+  limits?: Limits;
 }
 
 export type SupervisorStart = 'eager' | 'lazy';
@@ -122,6 +126,7 @@ export interface NormalizedOptions {
   lineBytes: number;
   outputBytes: number;
   startSupervisor: SupervisorStart;
+  limits: JobLimits;
   /** The largest `maxBytes` a status may ask for (derived: see maxReadBytes). */
   maxReadBytes: number;
 }
@@ -165,6 +170,7 @@ export function normalizeOptions(options: JobRuntimeOptions = {}): NormalizedOpt
     lineBytes,
     outputBytes: integerOption('outputBytes', options.outputBytes, OUTPUT_MAX_BYTES, 1024, 1024 * 1024 * 1024),
     startSupervisor,
+    limits: checkLimits('option limits', options.limits),
     maxReadBytes: maxReadBytes(outputLines, lineBytes),
   };
 }

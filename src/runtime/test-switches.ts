@@ -1,5 +1,5 @@
 /** Switches only tests set: carried on a runtime's options, and in the hello's `testing` block. */
-import { SPAWN_PLACEMENTS, type TestSwitches } from '../protocol/messages.js';
+import { LIMITS_BY, SPAWN_PLACEMENTS, type TestSwitches } from '../protocol/messages.js';
 import { choiceOption } from './choice-option.js';
 
 /**
@@ -11,7 +11,11 @@ export const TEST_SWITCHES = Symbol('heph-jobs test switches');
 
 /** The test switches on `options` (checked), or null when no test set any. */
 export function testSwitchesOf(options: object): TestSwitches | null {
-  const given = (options as { [TEST_SWITCHES]?: { forceFork?: unknown; spawnOn?: unknown } })[TEST_SWITCHES];
+  const given = (options as { [TEST_SWITCHES]?: { forceFork?: unknown; spawnOn?: unknown; limitsBy?: unknown } })[TEST_SWITCHES];
   if (given === undefined) return null;
-  return { forceFork: given.forceFork === true, spawnOn: choiceOption('spawnOn', given.spawnOn, SPAWN_PLACEMENTS, 'auto') };
+  return {
+    forceFork: given.forceFork === true,
+    spawnOn: choiceOption('spawnOn', given.spawnOn, SPAWN_PLACEMENTS, 'auto'),
+    limitsBy: choiceOption('limitsBy', given.limitsBy, LIMITS_BY, 'auto'),
+  };
 }

@@ -13,3 +13,4 @@ export * from './errors.js';
 export * from './locks.js';
 export * from './containment.js';
 export * from './lock-dir.js';
+export * from './limits.js';

@@ -9,18 +9,22 @@ import type { ContainmentStrategy } from '../containment/index.js';
 import { native, type NativeSpawnOptions, type NativeSpawnResult } from '../native.js';
 import { jobMarker } from '../names.js';
 import { spawnLeader } from './leader-spawn.js';
+import { hasLimits } from '../../src/protocol/limits.js';
+import { JobLimitHold } from '../limits/job-limits.js';
 import { openTerminal, terminalEnv, type Terminal } from './terminal.js';
 
-/** A leader just spawned, with the cgroup and terminal it was spawned into. */
+/** A leader just spawned, with the cgroup and terminal it was spawned into, and its limits. */
 export interface SpawnedLeader {
   spawned: NativeSpawnResult;
   cgroup: string | null;
   terminal: Terminal | null;
+  limits: JobLimitHold | null;
 }
 
 /** The native spawn's options for a job's leader (`terminal`: its controlling terminal, if any). */
-function leaderOptions(params: SpawnParams, env: readonly string[], cgroup: string | null, terminal: Terminal | null, config: SupervisorConfig): NativeSpawnOptions {
+function leaderOptions(params: SpawnParams, env: readonly string[], cgroup: string | null, terminal: Terminal | null, limits: JobLimitHold | null, config: SupervisorConfig): NativeSpawnOptions {
   return {
+    joinGroups: limits?.joinGroups ?? [],
     shell: params.shell,
     command: params.command,
     cwd: params.cwd,
@@ -48,7 +52,9 @@ export function spawnJobLeader(
 ): void {
   const cgroup = strategy.prepare(params.job);
   let terminal: Terminal | null = null;
+  let limits: JobLimitHold | null = null;
   const failed = (error: unknown): SpawnError => {
+    limits?.release();
     if (terminal) {
       native.closeFd(terminal.master);
       native.closeFd(terminal.slave);
@@ -58,13 +64,14 @@ export function spawnJobLeader(
   };
   let options: NativeSpawnOptions;
   try {
+    limits = hasLimits(params.limits) ? new JobLimitHold(params.limits, params.job, cgroup) : null;
     terminal = params.tty === true ? openTerminal() : null;
-    options = leaderOptions(params, env, cgroup, terminal, config);
+    options = leaderOptions(params, env, cgroup, terminal, limits, config);
   } catch (error) {
     return done(failed(error), null);
   }
   spawnLeader(options, config.testing?.spawnOn ?? 'auto', (error, spawned) => {
-    if (!error && spawned) return done(null, { spawned, cgroup, terminal });
+    if (!error && spawned) return done(null, { spawned, cgroup, terminal, limits });
     let failure: unknown;
     try {
       failure = failed(error);
@@ -97,6 +104,7 @@ function describeSpawnFailure(error: unknown, params: SpawnParams): string {
     if (e.code === 'ENOTDIR') return `the working directory ${params.cwd} is not a directory`;
     return `cannot enter the working directory ${params.cwd} (${e.code})`;
   }
+  if (e.syscall === 'cgroup.procs') return `could not move the job into its cgroup or its limits' groups: ${e.message ?? String(error)}`;
   if (e.syscall === 'execve') return `cannot run the shell ${params.shell} (${e.code}); a POSIX shell is needed to run commands`;
   return `could not start the job: ${e.message ?? String(error)}`;
 }

@@ -16,6 +16,8 @@ import { PortProbe } from '../platform/ports.js';
 import { stopAbandoned } from './abandon.js';
 import { injectFault } from './faults.js';
 import { hasUnreapedChildren } from './zombies.js';
+import type { JobLimitHold } from '../limits/job-limits.js';
+import type { LimitFacts } from '../../src/protocol/limits.js';
 import { pipeInput, terminalInput, type JobInput } from './job-input.js';
 import { JobTerminal, type Terminal } from './terminal.js';
 import { JobOutput } from './job-output.js';
@@ -84,6 +86,7 @@ export class SupervisedJob implements WaitableJob {
     readonly reply: SpawnReply,
     spawned: { pidfd: number; stdin: number; stdout: number; stderr: number },
     terminal: Terminal | null,
+    private readonly limits: JobLimitHold | null,
   ) {
     this.id = params.job;
     this.ring = new OutputRing(config.output);
@@ -147,11 +150,19 @@ export class SupervisedJob implements WaitableJob {
       unwrapped.delete(spawned.stdin);
       injectFault('job-watch');
       this.stopWatching = this.strategy.watch(this.identity, () => this.poke());
+      this.limits?.watch(this.strategy, this.identity, () => this.stopAtLimit());
     } catch (error) {
       for (const fd of unwrapped) native.closeFd(fd);
       if (terminal && !this.output.terminal) native.closeFd(terminal.slave);
       throw error;
     }
+  }
+
+  /** A limit that stops the job was reached: every process is killed now, with no grace. */
+  private stopAtLimit(): void {
+    if (this.cleanedUp) return;
+    if (this.cleanup) this.strategy.killAll(this.identity);
+    else this.cleanup = this.stop('KILL', 0);
   }
 
   /** After the spawn's reply: the output pipes wrapped (job-output.ts); a job whose wrap failed is stopped. */
@@ -167,7 +178,11 @@ export class SupervisedJob implements WaitableJob {
     this.output.terminal?.closeSlave();
     const pidfd = this.pidfd;
     this.pidfd = -1;
-    return stopAbandoned(this.id + 1, this.identity, this.strategy, pidfd).finally(() => this.closeKeptFiles());
+    this.limits?.stop();
+    return stopAbandoned(this.id + 1, this.identity, this.strategy, pidfd).finally(() => {
+      this.closeKeptFiles();
+      this.limits?.release();
+    });
   }
 
   /**
@@ -217,9 +232,9 @@ export class SupervisedJob implements WaitableJob {
     leader: SpawnedLeader,
     register: (job: SupervisedJob) => void,
   ): Promise<SupervisedJob> {
-    const { spawned, cgroup, terminal } = leader;
+    const { spawned, cgroup, terminal, limits } = leader;
     const reply: SpawnReply = { pid: spawned.pid, start: spawned.start === null ? null : onHostBootClock(spawned.start), cgroup, method: spawned.method, startedAt: Date.now() };
-    const job = new SupervisedJob(params, strategy, config, hooks, reply, spawned, terminal);
+    const job = new SupervisedJob(params, strategy, config, hooks, reply, spawned, terminal, limits);
     try {
       job.setUp(spawned, terminal);
     } catch (error) {
@@ -234,6 +249,11 @@ export class SupervisedJob implements WaitableJob {
     return job;
   }
 
+  /** Its limits and what they did, when it has any. */
+  get limitFacts(): LimitFacts | null {
+    return this.limits?.facts() ?? null;
+  }
+
   /** What the job is now; `withStats` adds its resources (a /proc and cgroup read). */
   facts(withStats = false): JobFacts {
     const members = this.cleanedUp ? [] : this.strategy.members(this.identity);
@@ -246,6 +266,7 @@ export class SupervisedJob implements WaitableJob {
       procs: members.length,
       stdinOpen: this.stdin !== null,
       stats: withStats && !this.cleanedUp ? jobStats(this.strategy, this.identity, members) : null,
+      limits: this.limitFacts,
     };
   }
 
@@ -264,7 +285,7 @@ export class SupervisedJob implements WaitableJob {
     // hold nothing more: then the exit is handled now (the usual case for a job whose processes
     // are all gone: the kernel closed the pipes before the reaper saw the exit).
     (this.output.ended ? (fn: () => void) => fn() : afterNextPoll)(() => {
-      this.exit = { code, signal: signal ? signalName(signal) : null, at };
+      this.exit = { code, signal: signal ? signalName(signal) : null, at, ...(this.limits ? { limits: this.limits.facts() } : {}) };
       this.enter('exited');
     });
   }
@@ -438,7 +459,8 @@ export class SupervisedJob implements WaitableJob {
       // Every child reaped: orphans of this job were reparented to us, and the reaper thread
       // reaps them (the mid-exit once they are zombies) within moments; its event pokes us again.
       if (hasUnreapedChildren()) return;
-      if (!this.strategy.release(this.identity)) {
+      this.limits?.stop(this.strategy, this.identity);
+      if (!this.strategy.release(this.identity) || this.limits?.release() === false) {
         // rmdir says EBUSY for a moment after "populated 0" (the kernel finishes tearing down the
         // last tasks' state): no further event will come, so look again shortly.
         setTimeout(() => this.poke(), RELEASE_RETRY_MS).unref();

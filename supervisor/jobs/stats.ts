@@ -164,6 +164,11 @@ function sumOver(pids: readonly number[], reading: (pid: number) => number | nul
   return read > 0 ? sum : null;
 }
 
+/** The job's memory: its cgroup's memory.current where it has one, else its members' summed RSS. */
+export function jobMemoryBytes(identity: JobIdentity, members: readonly number[]): number | null {
+  return readCgroupNumber(identity, 'memory.current') ?? sumOver(members, (pid) => residentBytes(identity, pid));
+}
+
 /**
  * Usage of one job. `members` may be passed when the caller has just listed them (the /proc scan
  * of the process-group mode is the expensive part of this); otherwise they are asked for once.
@@ -174,7 +179,7 @@ export function jobStats(
   members: readonly number[] = strategy.members(identity),
 ): JobStats {
   identity.memberFiles?.keepOnly(members);
-  const memoryBytes = readCgroupNumber(identity, 'memory.current') ?? sumOver(members, (pid) => residentBytes(identity, pid));
+  const memoryBytes = jobMemoryBytes(identity, members);
   const cpuSeconds = readCgroupCpu(identity) ?? sumOver(members, (pid) => cpuSecondsOf(identity, pid));
 
   return { procs: members.length, memoryBytes, cpuSeconds, ports: uniquePorts(listeningPorts(members)) };

@@ -8,10 +8,11 @@
  * answer carries the exit too: the runtime takes whichever comes first).
  */
 import type { LeaderExit, SupervisorEvent } from '../../src/protocol/messages.js';
+import type { LimitFacts } from '../../src/protocol/limits.js';
 
 export interface EndEvents {
   exited(job: number, exit: LeaderExit): void;
-  cleanedUp(job: number): void;
+  cleanedUp(job: number, limits: LimitFacts | null): void;
 }
 
 export function endEvents(send: (event: SupervisorEvent) => void): EndEvents {
@@ -25,10 +26,10 @@ export function endEvents(send: (event: SupervisorEvent) => void): EndEvents {
       if (held.size === 0) process.nextTick(release);
       held.set(job, exit);
     },
-    cleanedUp(job) {
+    cleanedUp(job, limits) {
       const exit = held.get(job);
       held.delete(job);
-      send({ event: 'cleaned-up', job, at: Date.now(), ...(exit ? { exit } : {}) });
+      send({ event: 'cleaned-up', job, at: Date.now(), ...(exit ? { exit } : {}), ...(limits ? { limits } : {}) });
     },
   };
 }

@@ -2,6 +2,7 @@
  * Requests about the supervisor itself: hello (sets up containment and locks), ping,
  * diagnostics, shutdown, and cleanup-lost (stop what a dead supervisor left behind).
  */
+import { configureLimits } from '../limits/context.js';
 import { spawnsOnThreads } from '../jobs/leader-spawn.js';
 import { dieIfInjected, injectFault } from '../jobs/faults.js';
 import { ProtocolError } from '../../src/protocol/errors.js';
@@ -48,6 +49,7 @@ export function sessionHandlers(context: RequestContext): Handlers<'hello' | 'pi
       const adopted = locks.adopt();
       dieIfInjected('hello-adopted');
       state.start({ config, strategy, scope, locks });
+      configureLimits({ watchdogOnly: config.testing?.limitsBy === 'watchdog', cgroupRoot: strategy.info.cgroupRoot });
       // From now on the runtime's death kills every job from the signal handler, at once.
       if (strategy.everyJobKillFd !== null) native.killOnParentDeath(strategy.everyJobKillFd);
       // What dead instances left (a runtime killed together with its supervisor). The search reads

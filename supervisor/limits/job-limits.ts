@@ -1,0 +1,134 @@
+/**
+ * One job's limits while it lives: each held by the best mechanism here (the job cgroup's v2
+ * controllers, else groups in v1 hierarchies, else the supervisor's watchdog), watched at a short
+ * interval, and the job stopped whole when one is reached. What they did goes in the job's facts.
+ */
+import type { JobLimits, LimitFacts, LimitKind, LimitMechanism } from '../../src/protocol/limits.js';
+import type { ContainmentStrategy, JobIdentity } from '../containment/index.js';
+import { jobMemoryBytes } from '../jobs/stats.js';
+import { limitsContext } from './context.js';
+import { makeV1Groups, readV1Groups, removeV1Groups, v1ControllersFor, type V1Controller, type V1Groups } from './v1-groups.js';
+import { readV2Limits, v2ControllersOf, writeV2Limits, type V2Controller } from './v2-controllers.js';
+
+/** How often a limited job is looked at: the watchdog's overshoot is what a job allocates in this time. */
+export const LIMIT_WATCH_MS = 100;
+
+const V1_OF: Record<LimitKind, V1Controller> = { memory: 'memory', processes: 'pids', cpu: 'cpu' };
+const VALUE_OF: Record<LimitKind, keyof JobLimits> = { memory: 'memoryBytes', processes: 'processes', cpu: 'cpuMillis' };
+const KINDS: readonly LimitKind[] = ['memory', 'processes', 'cpu'];
+
+export class JobLimitHold {
+  private readonly by: Record<LimitKind, LimitMechanism | null>;
+  private v1: V1Groups = {};
+  private timer: NodeJS.Timeout | null = null;
+  private reached: 'memory' | 'processes' | null = null;
+  private watchdogPeak: number | null = null;
+  private last: Pick<LimitFacts, 'peakMemoryBytes' | 'forkFailures' | 'throttledMs'> = { peakMemoryBytes: null, forkFailures: null, throttledMs: null };
+
+  /**
+   * Sets the job's limits up before its spawn: written into its cgroup `cgroup` (made, still
+   * empty) where it has the controllers, and v1 groups made for the rest where there are any.
+   * Throws, leaving nothing made, when a write fails.
+   */
+  constructor(
+    private readonly limits: JobLimits,
+    job: number,
+    private readonly cgroup: string | null,
+  ) {
+    const context = limitsContext();
+    const v2 = cgroup !== null && !context.watchdogOnly ? v2ControllersOf(cgroup) : new Set<string>();
+    const by = {} as Record<LimitKind, LimitMechanism | null>;
+    const onV1: LimitKind[] = [];
+    for (const kind of KINDS) {
+      if (limits[VALUE_OF[kind]] === null) by[kind] = null;
+      else if (v2.has(V1_OF[kind])) by[kind] = 'cgroup-v2';
+      else if (!context.watchdogOnly && context.v1[V1_OF[kind]] !== undefined) (by[kind] = 'cgroup-v1'), onV1.push(kind);
+      else by[kind] = kind === 'cpu' ? null : 'watchdog';
+    }
+    this.by = by;
+    const v2Held = KINDS.filter((kind) => by[kind] === 'cgroup-v2').map((kind) => V1_OF[kind] as V2Controller);
+    if (v2Held.length > 0) writeV2Limits(cgroup!, limits, v2Held);
+    const v1Held = v1ControllersFor(limits, context.v1).filter((controller) => onV1.some((kind) => V1_OF[kind] === controller));
+    if (v1Held.length > 0) this.v1 = makeV1Groups(context.groupName(job), limits, context.v1, v1Held);
+  }
+
+  /** The v1 groups the leader joins before it execs. */
+  get joinGroups(): string[] {
+    return Object.values(this.v1);
+  }
+
+  /** Watches the job from its spawn on; `onReached` once, when a limit that stops the job is reached. */
+  watch(strategy: ContainmentStrategy, identity: JobIdentity, onReached: () => void): void {
+    const look = () => {
+      if (this.reached !== null) return;
+      this.reached = this.look(strategy, identity);
+      if (this.reached !== null) onReached();
+    };
+    this.timer = setInterval(look, LIMIT_WATCH_MS);
+    this.timer.unref();
+  }
+
+  /** One look: what the controllers say, and the watchdog's sample; the limit reached, if one is. */
+  private look(strategy: ContainmentStrategy, identity: JobIdentity): 'memory' | 'processes' | null {
+    let reached: 'memory' | 'processes' | null = this.readControllers();
+    if (this.by.memory === 'watchdog' || this.by.processes === 'watchdog') {
+      const members = strategy.members(identity);
+      if (this.by.memory === 'watchdog') {
+        const bytes = jobMemoryBytes(identity, members);
+        if (bytes !== null) this.watchdogPeak = Math.max(this.watchdogPeak ?? 0, bytes);
+        if (bytes !== null && bytes > this.limits.memoryBytes!) reached = 'memory';
+      }
+      if (this.by.processes === 'watchdog' && members.length > this.limits.processes!) reached ??= 'processes';
+    }
+    return reached;
+  }
+
+  /** What the job's v2 controllers and v1 groups say now (kept for facts); 'memory' when the job is at, or was stopped by, its memory limit. */
+  private readControllers(): 'memory' | null {
+    let reached: 'memory' | null = null;
+    if (this.cgroup !== null && KINDS.some((kind) => this.by[kind] === 'cgroup-v2')) {
+      const v2 = readV2Limits(this.cgroup);
+      this.last = { peakMemoryBytes: v2.peakMemoryBytes, forkFailures: v2.forkFailures, throttledMs: v2.throttledMs };
+      if (this.by.memory === 'cgroup-v2' && v2.oomKilled) reached = 'memory';
+    }
+    if (Object.keys(this.v1).length > 0) {
+      const v1 = readV1Groups(this.v1);
+      this.last = {
+        peakMemoryBytes: this.by.memory === 'cgroup-v1' ? v1.peakMemoryBytes : this.last.peakMemoryBytes,
+        forkFailures: this.by.processes === 'cgroup-v1' ? v1.forkFailures : this.last.forkFailures,
+        throttledMs: this.by.cpu === 'cgroup-v1' ? v1.throttledMs : this.last.throttledMs,
+      };
+      if (v1.atMemoryLimit) reached = 'memory';
+    }
+    return reached;
+  }
+
+  /**
+   * Stops watching. With the job's processes gone, a last look at its controllers first: the
+   * kernel's own stop (memory.oom.group) may have come between two looks.
+   */
+  stop(strategy?: ContainmentStrategy, identity?: JobIdentity): void {
+    if (this.timer === null) return;
+    clearInterval(this.timer);
+    this.timer = null;
+    if (strategy && identity && this.reached === null) this.reached = this.look(strategy, identity);
+  }
+
+  /** Removes the v1 groups; false while a process is still in one. */
+  release(): boolean {
+    return removeV1Groups(this.v1);
+  }
+
+  /** The facts now: the controllers read again while the job lives (a few small reads). */
+  facts(): LimitFacts {
+    if (this.timer !== null) this.readControllers();
+    return {
+      set: this.limits,
+      by: this.by,
+      reached: this.reached,
+      peakMemoryBytes: this.by.memory === 'watchdog' ? this.watchdogPeak : this.last.peakMemoryBytes,
+      forkFailures: this.last.forkFailures,
+      throttledMs: this.last.throttledMs,
+    };
+  }
+}

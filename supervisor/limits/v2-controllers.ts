@@ -1,0 +1,77 @@
+/**
+ * Limits through the job's own cgroup v2 controllers, where its parent delegates them: memory.max
+ * with memory.oom.group (the kernel stops the job whole), memory.high a little below it (the job
+ * is slowed, under pressure, before that), pids.max, cpu.max. See the kernel's cgroup-v2.rst.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { JobLimits } from '../../src/protocol/limits.js';
+import { field } from './v1-groups.js';
+
+/** CFS bandwidth period, as for v1 and systemd's CPUQuota=. */
+const CPU_PERIOD_US = 100_000;
+/** memory.high as a share of memory.max: reclaim and throttling start there, before the stop. */
+const HIGH_SHARE = 0.9;
+
+export type V2Controller = 'memory' | 'pids' | 'cpu';
+
+function read(dir: string, file: string): string | null {
+  try {
+    return fs.readFileSync(path.join(dir, file), 'latin1');
+  } catch {
+    return null;
+  }
+}
+
+/** The controllers a cgroup has (its cgroup.controllers: what its parent's subtree_control enables). */
+export function v2ControllersOf(dir: string): Set<string> {
+  return new Set((read(dir, 'cgroup.controllers') ?? '').trim().split(/\s+/).filter(Boolean));
+}
+
+/**
+ * Enables for the job cgroups under `subtree` the controllers it has itself (its parent delegated
+ * them); each one the kernel refuses is left off, and jobs fall back for it. What it enabled.
+ */
+export function enableV2Controllers(subtree: string): Set<string> {
+  const enabled = new Set<string>();
+  for (const controller of v2ControllersOf(subtree)) {
+    if (controller !== 'memory' && controller !== 'pids' && controller !== 'cpu') continue;
+    try {
+      fs.writeFileSync(path.join(subtree, 'cgroup.subtree_control'), `+${controller}`);
+      enabled.add(controller);
+    } catch {
+      // Not ours to enable (no delegation of it): the v1 groups or the watchdog hold that limit.
+    }
+  }
+  return enabled;
+}
+
+/** Writes `limits` for the controllers of `controllers` into the job's cgroup `dir`, before the leader is born in it. */
+export function writeV2Limits(dir: string, limits: JobLimits, controllers: readonly V2Controller[]): void {
+  for (const controller of controllers) {
+    if (controller === 'memory') {
+      const max = limits.memoryBytes!;
+      fs.writeFileSync(path.join(dir, 'memory.high'), String(Math.floor(max * HIGH_SHARE)));
+      fs.writeFileSync(path.join(dir, 'memory.max'), String(max));
+      fs.writeFileSync(path.join(dir, 'memory.oom.group'), '1');
+    } else if (controller === 'pids') {
+      fs.writeFileSync(path.join(dir, 'pids.max'), String(limits.processes));
+    } else {
+      fs.writeFileSync(path.join(dir, 'cpu.max'), `${Math.round((limits.cpuMillis! * CPU_PERIOD_US) / 1000)} ${CPU_PERIOD_US}`);
+    }
+  }
+}
+
+/** What the job's cgroup says now: an OOM kill (of the group), the peak, refused forks, throttled time, and whether it is held at memory.high. */
+export function readV2Limits(dir: string): { oomKilled: boolean; peakMemoryBytes: number | null; forkFailures: number | null; throttledMs: number | null; slowed: boolean } {
+  const events = read(dir, 'memory.events');
+  const peak = read(dir, 'memory.peak');
+  const throttledUs = field(read(dir, 'cpu.stat'), 'throttled_usec');
+  return {
+    oomKilled: (field(events, 'oom_group_kill') ?? 0) > 0 || (field(events, 'oom_kill') ?? 0) > 0,
+    peakMemoryBytes: peak === null ? null : Number(peak.trim()),
+    forkFailures: field(read(dir, 'pids.events'), 'max'),
+    throttledMs: throttledUs === null ? null : Math.round(throttledUs / 1000),
+    slowed: (field(events, 'high') ?? 0) > 0,
+  };
+}

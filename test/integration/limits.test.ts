@@ -1,0 +1,136 @@
+/**
+ * Issue 25: a job over its memory limit is stopped whole and reported as such; a fork past its
+ * process limit fails inside the job (v1 pids) or stops it (watchdog); a job under its limits is
+ * untouched. Every mechanism this machine has: cgroup v1 groups where writable, and the watchdog
+ * (forced), in both containment modes. Kernel truth: the job's FIFO at EOF, /proc.
+ */
+import { describe, expect, it } from 'vitest';
+import { findV1Hierarchies } from '../../supervisor/limits/v1-groups.js';
+import { EofOracle } from '../helpers/kernel.js';
+import { modeRows } from '../helpers/modes.js';
+import { startRuntime, waitForOutput } from '../helpers/runtime.js';
+import { withTestSwitches } from '../../src/testing.js';
+import { waitFor } from '../../src/testing.js';
+import type { JobRuntime } from '../../src/index.js';
+
+const MB = 1 << 20;
+const v1 = findV1Hierarchies(`heph-test-probe-${process.pid}`);
+const MECHANISMS = [
+  ['cgroup-v1', v1.memory === undefined || v1.pids === undefined],
+  ['watchdog', false],
+] as const;
+
+/** Grows a bytearray by 8 MB every 20 ms up to `mb`, printing each step, then sleeps. */
+function grower(mb: number): string {
+  return `python3 -c "
+import time
+chunks = []
+for i in range(${mb} // 8):
+    chunks.append(bytearray(8 << 20))
+    print('held', (i + 1) * 8, flush=True)
+    time.sleep(0.02)
+print('grown', flush=True)
+time.sleep(1000)
+"`;
+}
+
+/** Forks `count` sleeping children, each fork that fails counted, then says how many of each. */
+function forker(count: number): string {
+  return `python3 -c "
+import os, time
+made = failed = 0
+for i in range(${count}):
+    try:
+        if os.fork() == 0:
+            time.sleep(1000)
+            os._exit(0)
+        made += 1
+    except OSError:
+        failed += 1
+print('forked', made, 'failed', failed, flush=True)
+time.sleep(1000)
+"`;
+}
+
+async function ended(runtime: JobRuntime, id: number): Promise<void> {
+  expect(await waitFor(runtime, () => runtime.list().find((job) => job.id === id)?.cleanedUp === true, 30_000)).toBe(true);
+}
+
+describe.each(modeRows())('limits (%s)', (mode, skipMode) => {
+  describe.each(MECHANISMS)('held by %s', (mechanism, skipMechanism) => {
+    const skip = skipMode || skipMechanism;
+    const start = () => startRuntime(mode, withTestSwitches({}, { limitsBy: mechanism === 'watchdog' ? 'watchdog' : 'auto' }));
+
+    it.skipIf(skip)('a job past its memory limit is stopped whole, and says so; one under it runs on', async () => {
+      const runtime = await start();
+      const oracle = new EofOracle();
+      try {
+        const over = await runtime.background({ command: `${oracle.prefix}(sleep 1000 &) ; ${grower(400)}`, limits: { memoryBytes: 128 * MB } });
+        const under = await runtime.background({ command: grower(40), limits: { memoryBytes: 256 * MB } });
+        await ended(runtime, over.id);
+        // Every process of it, the sleep it left in the background too, is gone.
+        await oracle.waitEof(10_000);
+        const report = await runtime.status(over.id);
+        expect(report.state).toBe('killed');
+        expect(report.limits?.reached).toBe('memory');
+        expect(report.limits?.by.memory).toBe(mechanism);
+        expect(report.limits!.peakMemoryBytes!).toBeGreaterThan(100 * MB);
+        expect(report.text).toMatch(/killed: memory limit 128 MB reached \(peak \d+ MB\)/);
+        expect(report.output?.lines.some((line) => line.text === 'grown')).toBe(false);
+        console.log(report.text.split('\n').slice(-3).join('\n'));
+
+        // The negative control: the job under its limit grew all it meant to and runs on.
+        await waitForOutput(runtime, under.id, 'grown');
+        const running = await runtime.status(under.id);
+        expect(running.state).toBe('running');
+        expect(running.limits?.reached).toBe(null);
+        expect(running.text).toContain(`limits: memory 256 MB (${mechanism === 'watchdog' ? 'watchdog' : 'cgroup v1'})`);
+      } finally {
+        oracle.dispose();
+      }
+    });
+
+    it.skipIf(skip)('a fork bomb stops at its process limit, and nothing of it is left once killed', async () => {
+      const runtime = await start();
+      const oracle = new EofOracle();
+      try {
+        const bomb = await runtime.background({
+          command: `${oracle.prefix}${forker(40)}`,
+          limits: { processes: 10 },
+        });
+        if (mechanism === 'cgroup-v1') {
+          // Forks past the limit fail inside the job; the job runs on, held at it.
+          await waitForOutput(runtime, bomb.id, 'forked');
+          const report = await runtime.status(bomb.id);
+          expect(report.stats?.procs).toBeLessThanOrEqual(10);
+          expect(report.limits?.forkFailures).toBeGreaterThan(0);
+          expect(report.text).toMatch(/forks refused at the process limit/);
+          expect((await runtime.kill(bomb.id)).cleanedUp).toBe(true);
+        } else {
+          await ended(runtime, bomb.id);
+          const report = await runtime.status(bomb.id);
+          expect(report.limits?.reached).toBe('processes');
+          expect(report.text).toContain('killed: more than 10 processes at once, its process limit');
+        }
+        await oracle.waitEof(10_000);
+      } finally {
+        oracle.dispose();
+      }
+    });
+  });
+});
+
+describe('limits as a host and a call give them', () => {
+  it('a call may tighten the host’s limits, never loosen them, and bad input says what is accepted', async () => {
+    const runtime = await startRuntime('process-group', { limits: { memoryBytes: 512 * MB } });
+    await expect(runtime.background({ command: 'true', limits: { memoryBytes: 1024 * MB } })).rejects.toThrow(
+      /above the host's ceiling of memoryBytes 536870912; a call may only tighten a limit/,
+    );
+    await expect(runtime.background({ command: 'true', limits: { cpus: 0 } })).rejects.toThrow(/cpus must be from 0.01 to 1024 cores/);
+    await expect(runtime.background({ command: 'true', limits: { memory: 1 } as never })).rejects.toThrow(/no field memory: it takes memoryBytes, cpus and processes/);
+    const job = await runtime.background({ command: 'sleep 1000', limits: { memoryBytes: 64 * MB } });
+    expect((await runtime.status(job.id)).limits?.set.memoryBytes).toBe(64 * MB);
+    const defaulted = await runtime.background({ command: 'sleep 1000' });
+    expect((await runtime.status(defaulted.id)).limits?.set.memoryBytes).toBe(512 * MB);
+  });
+});
