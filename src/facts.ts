@@ -120,6 +120,8 @@ export interface JobNoticeFacts {
   unread: number | null;
   /** More unread lines than a default read shows: the `since` that reads them all (the last line shown); else null. */
   readFrom: number | null;
+  /** The limit that stopped it, when one did. */
+  limits?: LimitFacts | null;
 }
 
 // ---- words -----------------------------------------------------------------------------------

@@ -66,8 +66,9 @@ export function readStats(report: JobReport): ShownStats {
 }
 
 /** `exited 0`, `killed SIGTERM`, `running`. */
-export function stateWord(report: Pick<JobReport, 'state' | 'exitCode' | 'signal'>): string {
+export function stateWord(report: Pick<JobReport, 'state' | 'exitCode' | 'signal'> & { limits?: JobReport['limits'] }): string {
   if (report.state === 'exited') return `exited ${report.exitCode ?? '?'}`;
+  if (report.state === 'killed' && report.limits?.reached) return `killed: ${report.limits.reached === 'memory' ? 'memory' : 'process'} limit`;
   if (report.state === 'killed') return `killed ${report.signal ?? '?'}`;
   return report.state;
 }

@@ -27,7 +27,7 @@ import {
   type ShapeType,
 } from './shape.js';
 import type { JobStats } from './stats.js';
-import type { LimitFacts } from './limits.js';
+import type { LimitFacts, LimitKind, LimitMechanism } from './limits.js';
 
 export const CONTAINMENT_CHOICES = ['auto', 'cgroup', 'process-group'] as const;
 /** Where the supervisor spawns a job's leader (supervisor/jobs/leader-spawn.ts); `auto` picks per spawn. */
@@ -259,6 +259,8 @@ export interface HelloReply {
    * inherit, but the carrier held no vault) or `none`.
    */
   vault: { state: 'none' | 'created' | 'inherited' | 'missing'; adopted: number[] };
+  /** What holds each kind of job limit here (src/protocol/limits.ts); null: nothing can. */
+  limitMechanisms: Record<LimitKind, LimitMechanism | null>;
 }
 
 export interface SpawnReply {

@@ -3,6 +3,7 @@
  * comment) and what it gets back besides reports.
  */
 import type { Limits } from './limits.js';
+import type { LimitKind, LimitMechanism } from '../protocol/limits.js';
 import type { ResourceSpec } from '../locks/index.js';
 import type { Containment, SignalName } from '../protocol/messages.js';
 
@@ -84,6 +85,8 @@ export interface KillOptions {
 export interface JobEvent {
   type: 'started' | 'exited' | 'failed' | 'cancelled' | 'lost' | 'cleaned-up';
   job: number;
+  /** With `exited`: the limit that stopped the job, when one did. */
+  limitReached?: 'memory' | 'processes';
 }
 
 export interface Capabilities {
@@ -96,4 +99,6 @@ export interface Capabilities {
   limitations: string[];
   /** `maxReadBytes`: the largest `maxBytes` a status may ask for. */
   limits: { outputLines: number; lineBytes: number; outputBytes: number; maxCommandBytes: number; maxReadBytes: number };
+  /** Job limits: the host's (every job's defaults and ceilings), and what holds each kind here (null: nothing can). */
+  jobLimits: { host: Limits; by: Record<LimitKind, LimitMechanism | null> };
 }

@@ -24,7 +24,7 @@ import { registerToolPort, type ToolRuntime } from './tool-port.js';
 import { JobRegistry } from './job-registry.js';
 import { capacityError, hasEnded, isRunning, newJobRecord, type JobRecord } from './job-record.js';
 import { kernelLockBackend, type KernelLockBackend } from './kernel-lock-backend.js';
-import { containmentLimitations, inputProblem, lockBreachWarning, lockDirLimitations, cancelledReason, cleanupRefusedReason, supervisorDiedReason } from '../wording/index.js';
+import { containmentLimitations, limitLimitations, inputProblem, lockBreachWarning, lockDirLimitations, cancelledReason, cleanupRefusedReason, supervisorDiedReason } from '../wording/index.js';
 import {
   DEFAULT_MAX_BYTES,
   DEFAULT_TAIL_LINES,
@@ -330,7 +330,7 @@ export class JobRuntime {
       supervisorPid: hello.pid,
       signals: [...SIGNAL_NAMES],
       maxJobs: this.options.maxJobs,
-      limitations: [...containmentLimitations(hello.containment), ...lockDirLimitations(hello.locks)],
+      limitations: [...containmentLimitations(hello.containment), ...limitLimitations(hello.limitMechanisms), ...lockDirLimitations(hello.locks)],
       limits: {
         outputLines: this.options.outputLines,
         lineBytes: this.options.lineBytes,
@@ -338,6 +338,7 @@ export class JobRuntime {
         maxCommandBytes: MAX_COMMAND_BYTES,
         maxReadBytes: this.options.maxReadBytes,
       },
+      jobLimits: { host: limitsInput(this.options.limits), by: hello.limitMechanisms },
     };
   }
 

@@ -45,7 +45,8 @@ export class JobStates {
     record.exitCode = code;
     record.signal = signal;
     record.endedAt = at;
-    this.emit({ type: 'exited', job: record.id });
+    const limitReached = record.limits?.reached;
+    this.emit({ type: 'exited', job: record.id, ...(limitReached ? { limitReached } : {}) });
   }
 
   /** Every process of the job is gone: only now are its resources released (SPEC 6). */

@@ -17,14 +17,21 @@ function limitText(kind: LimitKind, facts: LimitFacts): string | null {
   return `${what} (${by === null ? 'not held here: no cpu controller' : HELD_BY[by]})`;
 }
 
+/** `memory limit 128 MB reached (peak 129 MB)`: the limit that stopped the job, or null. */
+export function limitReached(facts: LimitFacts): string | null {
+  const peak = facts.peakMemoryBytes === null ? '' : ` (peak ${formatBytes(facts.peakMemoryBytes)})`;
+  if (facts.reached === 'memory') return `memory limit ${formatBytes(facts.set.memoryBytes!)} reached${peak}`;
+  if (facts.reached === 'processes') return `more than ${processCount(facts.set.processes!)} at once, its process limit`;
+  return null;
+}
+
 /**
  * `killed: memory limit 512 MB reached (peak 530 MB)` for a job a limit stopped; otherwise its
  * limits on one line, with the peak and what they did so far (forks refused, time held back).
  */
 export function limitLines(facts: LimitFacts, state: string): string[] {
-  const peak = facts.peakMemoryBytes === null ? '' : ` (peak ${formatBytes(facts.peakMemoryBytes)})`;
-  if (facts.reached === 'memory') return [`killed: memory limit ${formatBytes(facts.set.memoryBytes!)} reached${peak}`];
-  if (facts.reached === 'processes') return [`killed: more than ${processCount(facts.set.processes!)} at once, its process limit`];
+  const reached = limitReached(facts);
+  if (reached !== null) return [`killed: ${reached}`];
   const notes: string[] = [];
   if (facts.peakMemoryBytes !== null && facts.set.memoryBytes !== null) notes.push(`peak ${formatBytes(facts.peakMemoryBytes)}`);
   if (facts.forkFailures) notes.push(`${plural(facts.forkFailures, 'fork')} refused at the process limit`);
@@ -32,4 +39,21 @@ export function limitLines(facts: LimitFacts, state: string): string[] {
   const limits = (['memory', 'processes', 'cpu'] as const).map((kind) => limitText(kind, facts)).filter((text) => text !== null);
   const verb = state === 'running' || state === 'starting' || state === 'waiting' ? 'limits' : 'ran under limits';
   return [`${verb}: ${limits.join(' · ')}${notes.length > 0 ? `; ${notes.join(', ')}` : ''}`];
+}
+
+/** What the mechanisms holding job limits here cannot promise (capabilities().limitations). */
+export function limitLimitations(by: Record<LimitKind, LimitMechanism | null>): string[] {
+  const said: string[] = [];
+  if (by.memory === 'watchdog') {
+    said.push(
+      'Memory limits are held by a watchdog that samples every 100 ms: a job can go past its limit by what it allocates ' +
+        'in that time before it is stopped, and pages shared by its processes count once per process.',
+    );
+  }
+  if (by.memory === 'cgroup-v1') said.push('Memory limits (cgroup v1) count the page cache a job causes; a job at its limit waits until it is stopped (within 100 ms).');
+  if (by.processes === 'watchdog') {
+    said.push('Process limits are held by a watchdog: a fork past the limit does not fail; the job is stopped once it is seen above it (within 100 ms).');
+  }
+  if (by.cpu === null) said.push('CPU limits cannot be held here (no cpu controller in reach): a job given cpus runs unthrottled, and its report says so.');
+  return said;
 }

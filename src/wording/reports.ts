@@ -15,6 +15,7 @@ import type {
   WaitOutcome,
 } from '../facts.js';
 import { gone, plural, sentence } from './common.js';
+import { limitReached } from './limits.js';
 import { describeOwner, formatResource } from './locks.js';
 import { inlineJson } from './tools.js';
 
@@ -326,9 +327,10 @@ export function waitingForLocksNow(id: number, wants: readonly LockResourceFacts
  * The line at the end of an answer that tells of a job's end (or late start), with what is left
  * to read: `(job 2 exited 1 0:42 npm test: 37 new lines; job_status {"id": 2} reads them)`.
  */
-export function jobNotice({ id, event, state, header, unread, readFrom }: JobNoticeFacts, dialect: Dialect = 'tool'): string {
+export function jobNotice({ id, event, state, header, unread, readFrom, limits }: JobNoticeFacts, dialect: Dialect = 'tool'): string {
   const status = jobCall(dialect, 'job_status', id);
-  const started = event === 'started' ? 'started after waiting for its locks; ' : '';
+  const reached = limits ? limitReached(limits) : null;
+  const started = event === 'started' ? 'started after waiting for its locks; ' : reached !== null ? `${reached}; ` : '';
   let rest: string;
   if (unread === null) rest = state === 'lost' ? `${status} says what is known` : state === 'failed' || state === 'cancelled' ? `${status} says why` : `${status} reads its output`;
   else if (unread === 0) rest = 'no new lines';

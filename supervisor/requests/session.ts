@@ -2,7 +2,7 @@
  * Requests about the supervisor itself: hello (sets up containment and locks), ping,
  * diagnostics, shutdown, and cleanup-lost (stop what a dead supervisor left behind).
  */
-import { configureLimits } from '../limits/context.js';
+import { configureLimits, limitMechanisms } from '../limits/context.js';
 import { spawnsOnThreads } from '../jobs/leader-spawn.js';
 import { dieIfInjected, injectFault } from '../jobs/faults.js';
 import { ProtocolError } from '../../src/protocol/errors.js';
@@ -61,7 +61,7 @@ export function sessionHandlers(context: RequestContext): Handlers<'hello' | 'pi
           warn(`the sweep of dead supervisors' leftovers failed: ${(error as Error).message}`);
         });
       });
-      return { pid: process.pid, instance: ownIdentity(), containment: strategy.info, subreaper: native.isChildSubreaper(), locks: lockDir.info, vault: { state: vault.state, adopted } };
+      return { pid: process.pid, instance: ownIdentity(), containment: strategy.info, subreaper: native.isChildSubreaper(), locks: lockDir.info, vault: { state: vault.state, adopted }, limitMechanisms: limitMechanisms() };
     },
     ping: () => ({ pid: process.pid }),
     // Node's internal list of loaded modules and bindings: tests prove child_process never is.

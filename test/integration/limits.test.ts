@@ -11,7 +11,8 @@ import { modeRows } from '../helpers/modes.js';
 import { startRuntime, waitForOutput } from '../helpers/runtime.js';
 import { withTestSwitches } from '../../src/testing.js';
 import { waitFor } from '../../src/testing.js';
-import type { JobRuntime } from '../../src/index.js';
+import { createTools, type JobEvent, type JobRuntime } from '../../src/index.js';
+import { stateWord } from '../../src/cli/watch.js';
 
 const MB = 1 << 20;
 const v1 = findV1Hierarchies(`heph-test-probe-${process.pid}`);
@@ -117,6 +118,55 @@ describe.each(modeRows())('limits (%s)', (mode, skipMode) => {
         oracle.dispose();
       }
     });
+  });
+});
+
+describe.each(modeRows())('cpu and what capabilities say (%s)', (mode, skipMode) => {
+  it.skipIf(skipMode || v1.cpu === undefined)('a busy job at 0.2 cpus is held back by cgroup v1, and its report says how long', async () => {
+    const runtime = await startRuntime(mode);
+    const limited = await runtime.background({ command: 'while :; do :; done', limits: { cpus: 0.2 } });
+    const free = await runtime.background({ command: 'while :; do :; done', limits: { memoryBytes: 64 * MB } });
+    const throttled = async () => ((await runtime.status(limited.id)).limits?.throttledMs ?? 0) > 0;
+    const deadline = Date.now() + 10_000;
+    while (!(await throttled()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    const report = await runtime.status(limited.id);
+    expect(report.limits?.by.cpu).toBe('cgroup-v1');
+    expect(report.text).toMatch(/limits: 0\.2 cpus \(cgroup v1\); held back \d+\.\ds at the cpu limit/);
+    // The negative control: a job with no cpu limit is never held back (nothing holds its cpu).
+    const unlimited = await runtime.status(free.id);
+    expect(unlimited.limits?.by.cpu).toBe(null);
+    expect(unlimited.limits?.throttledMs ?? null).toBe(null);
+  });
+
+  it.skipIf(skipMode)('capabilities name what holds each kind of limit here, and what the watchdog cannot promise', async () => {
+    const auto = await (await startRuntime(mode, { limits: { memoryBytes: 256 * MB } })).capabilities();
+    expect(auto.jobLimits.host).toEqual({ memoryBytes: 256 * MB });
+    expect(auto.jobLimits.by.memory).toBe(v1.memory === undefined ? 'watchdog' : 'cgroup-v1');
+    const watchdog = await (await startRuntime(mode, withTestSwitches({}, { limitsBy: 'watchdog' }))).capabilities();
+    expect(watchdog.jobLimits.by).toEqual({ memory: 'watchdog', processes: 'watchdog', cpu: null });
+    expect(watchdog.limitations.join('\n')).toContain('Memory limits are held by a watchdog that samples every 100 ms');
+    expect(watchdog.limitations.join('\n')).toContain('CPU limits cannot be held here');
+  });
+});
+
+describe('a job a limit stopped, as the model, the host and the person hear of it', () => {
+  it('the end notice, the host event and the watch table name the limit', async () => {
+    const runtime = await startRuntime('process-group', withTestSwitches({ limits: { memoryBytes: 128 * MB } }, { limitsBy: 'watchdog' }));
+    const events: JobEvent[] = [];
+    runtime.onJobEvent((event) => events.push(event));
+    const tools = createTools(runtime, { approve: async () => 'once' });
+    const started = await tools.background.run({ command: grower(400) });
+    expect(started).toMatch(/^job 0 running/);
+    await ended(runtime, 0);
+    // The next answer of any tool tells of the end, with the limit (the model never heard it ended).
+    const other = await tools.background.run({ command: 'echo hi' });
+    expect(other).toMatch(/\(job 0 killed SIGKILL [^\n]*: memory limit 128 MB reached \(peak \d+ MB\); /);
+    expect(events).toContainEqual({ type: 'exited', job: 0, limitReached: 'memory' });
+    expect(stateWord(runtime.list().find((job) => job.id === 0)!)).toBe('killed: memory limit');
+    // The negative control: a job that ended on its own is heard of with no limit.
+    await ended(runtime, 1);
+    expect(events).toContainEqual({ type: 'exited', job: 1 });
+    expect(stateWord(runtime.list().find((job) => job.id === 1)!)).toBe('exited 0');
   });
 });
 
