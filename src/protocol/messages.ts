@@ -182,6 +182,8 @@ export const REQUESTS = {
   /** What the supervisor process has loaded (tests prove child_process never is). */
   diagnostics: object({}),
   ping: object({}),
+  /** What holds each kind of job limit here: looked up (a mkdir per v1 hierarchy) only when asked. */
+  'limit-mechanisms': object({}),
   shutdown: object({}),
 } as const satisfies Record<string, ObjectShape>;
 
@@ -259,8 +261,6 @@ export interface HelloReply {
    * inherit, but the carrier held no vault) or `none`.
    */
   vault: { state: 'none' | 'created' | 'inherited' | 'missing'; adopted: number[] };
-  /** What holds each kind of job limit here (src/protocol/limits.ts); null: nothing can. */
-  limitMechanisms: Record<LimitKind, LimitMechanism | null>;
 }
 
 export interface SpawnReply {
@@ -344,6 +344,7 @@ export interface Replies {
   /** codeCache: how the supervisor bundle was compiled (supervisor/code-cache.ts). */
   diagnostics: { moduleLoadList: string[]; codeCache: 'accepted' | 'rejected' | 'none'; spawnsOnThreads: number };
   ping: { pid: number };
+  'limit-mechanisms': Record<LimitKind, LimitMechanism | null>;
   shutdown: null;
 }
 

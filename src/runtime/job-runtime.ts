@@ -323,14 +323,16 @@ export class JobRuntime {
   /** Containment in use (starts the supervisor to find out), signals and limits. */
   async capabilities(): Promise<Capabilities> {
     this.assertOpen();
-    const hello = (await this.keeper.ensure()).hello!;
+    const supervisor = await this.keeper.ensure();
+    const hello = supervisor.hello!;
+    const limitMechanisms = await supervisor.request('limit-mechanisms', {});
     return {
       containment: hello.containment,
       subreaper: hello.subreaper,
       supervisorPid: hello.pid,
       signals: [...SIGNAL_NAMES],
       maxJobs: this.options.maxJobs,
-      limitations: [...containmentLimitations(hello.containment), ...limitLimitations(hello.limitMechanisms), ...lockDirLimitations(hello.locks)],
+      limitations: [...containmentLimitations(hello.containment), ...limitLimitations(limitMechanisms), ...lockDirLimitations(hello.locks)],
       limits: {
         outputLines: this.options.outputLines,
         lineBytes: this.options.lineBytes,
@@ -338,7 +340,7 @@ export class JobRuntime {
         maxCommandBytes: MAX_COMMAND_BYTES,
         maxReadBytes: this.options.maxReadBytes,
       },
-      jobLimits: { host: limitsInput(this.options.limits), by: hello.limitMechanisms },
+      jobLimits: { host: limitsInput(this.options.limits), by: limitMechanisms },
     };
   }
 

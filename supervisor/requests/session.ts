@@ -33,7 +33,7 @@ function openVault(mode: VaultMode): { vault: LockVault | null; state: HelloRepl
   return { vault: null, state: 'none' };
 }
 
-export function sessionHandlers(context: RequestContext): Handlers<'hello' | 'ping' | 'diagnostics' | 'shutdown' | 'cleanup-lost'> {
+export function sessionHandlers(context: RequestContext): Handlers<'hello' | 'ping' | 'limit-mechanisms' | 'diagnostics' | 'shutdown' | 'cleanup-lost'> {
   const { state } = context;
   return {
     hello: ({ config, vault: vaultMode }) => {
@@ -61,9 +61,10 @@ export function sessionHandlers(context: RequestContext): Handlers<'hello' | 'pi
           warn(`the sweep of dead supervisors' leftovers failed: ${(error as Error).message}`);
         });
       });
-      return { pid: process.pid, instance: ownIdentity(), containment: strategy.info, subreaper: native.isChildSubreaper(), locks: lockDir.info, vault: { state: vault.state, adopted }, limitMechanisms: limitMechanisms() };
+      return { pid: process.pid, instance: ownIdentity(), containment: strategy.info, subreaper: native.isChildSubreaper(), locks: lockDir.info, vault: { state: vault.state, adopted } };
     },
     ping: () => ({ pid: process.pid }),
+    'limit-mechanisms': () => limitMechanisms(),
     // Node's internal list of loaded modules and bindings: tests prove child_process never is.
     diagnostics: () => ({
       moduleLoadList: (process as unknown as { moduleLoadList?: string[] }).moduleLoadList ?? [],
