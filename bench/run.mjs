@@ -25,8 +25,9 @@ import * as streamOrder from './figures/stream-order.mjs';
 import * as waitLatency from './figures/wait-latency.mjs';
 import * as tokenFigure from './figures/tokens.mjs';
 import * as hostCalls from './figures/host-calls.mjs';
+import * as limits from './figures/limits.mjs';
 
-const FIGURES = [spawnLatency, spawnThroughput, outputIngest, treeKill, crashCleanup, statusRoundTrip, supervisorStart, memory, memorySequence, locks, streamOrder, waitLatency, tokenFigure, hostCalls];
+const FIGURES = [spawnLatency, spawnThroughput, outputIngest, treeKill, crashCleanup, statusRoundTrip, supervisorStart, memory, memorySequence, locks, streamOrder, waitLatency, tokenFigure, hostCalls, limits];
 
 const USAGE = `usage: npm run bench -- [--quick] [--only ${FIGURES.map((f) => f.id).join(',')}] [--json FILE] [--cpu-prof DIR]
   --quick         short runs (CI smoke, under 2 minutes)

@@ -2,7 +2,9 @@
 
 function fmt(value, unit) {
   if (!Number.isFinite(value)) return '-';
-  if (unit === 'ms') return value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value >= 1 ? value.toFixed(2) : value.toFixed(3);
+  // Ratios and shares of a core read to two places, as the ratio column does.
+  if (unit === '×' || unit === 'core') return value.toFixed(2);
+  if (unit === 'ms' || unit === 'ms/s') return value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value >= 1 ? value.toFixed(2) : value.toFixed(3);
   return value >= 100 ? value.toFixed(0) : value.toFixed(1);
 }
 

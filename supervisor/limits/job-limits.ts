@@ -17,10 +17,15 @@ const V1_OF: Record<LimitKind, V1Controller> = { memory: 'memory', processes: 'p
 const VALUE_OF: Record<LimitKind, keyof JobLimits> = { memory: 'memoryBytes', processes: 'processes', cpu: 'cpuMillis' };
 const KINDS: readonly LimitKind[] = ['memory', 'processes', 'cpu'];
 
+/** Every watched job's look, run by one timer: a wake-up of the event loop costs more than a look. */
+const watched = new Set<() => void>();
+let watchTicker: NodeJS.Timeout | null = null;
+
 export class JobLimitHold {
   private readonly by: Record<LimitKind, LimitMechanism | null>;
   private v1: V1Groups = {};
-  private timer: NodeJS.Timeout | null = null;
+  /** Its look while watched (a member of `watched`); null before and after. */
+  private looking: (() => void) | null = null;
   private reached: 'memory' | 'processes' | null = null;
   private watchdogPeak: number | null = null;
   private last: Pick<LimitFacts, 'peakMemoryBytes' | 'forkFailures' | 'throttledMs'> = { peakMemoryBytes: null, forkFailures: null, throttledMs: null };
@@ -64,8 +69,11 @@ export class JobLimitHold {
       this.reached = this.look(strategy, identity);
       if (this.reached !== null) onReached();
     };
-    this.timer = setInterval(look, LIMIT_WATCH_MS);
-    this.timer.unref();
+    this.looking = look;
+    watched.add(look);
+    watchTicker ??= setInterval(() => {
+      for (const each of watched) each();
+    }, LIMIT_WATCH_MS).unref();
   }
 
   /** One look: what the controllers say, and the watchdog's sample; the limit reached, if one is. */
@@ -92,7 +100,7 @@ export class JobLimitHold {
       if (this.by.memory === 'cgroup-v2' && v2.oomKilled) reached = 'memory';
     }
     if (Object.keys(this.v1).length > 0) {
-      const v1 = readV1Groups(this.v1);
+      const v1 = readV1Groups(this.v1, this.limits.memoryBytes);
       this.last = {
         peakMemoryBytes: this.by.memory === 'cgroup-v1' ? v1.peakMemoryBytes : this.last.peakMemoryBytes,
         forkFailures: this.by.processes === 'cgroup-v1' ? v1.forkFailures : this.last.forkFailures,
@@ -108,9 +116,13 @@ export class JobLimitHold {
    * kernel's own stop (memory.oom.group) may have come between two looks.
    */
   stop(strategy?: ContainmentStrategy, identity?: JobIdentity): void {
-    if (this.timer === null) return;
-    clearInterval(this.timer);
-    this.timer = null;
+    if (this.looking === null) return;
+    watched.delete(this.looking);
+    this.looking = null;
+    if (watched.size === 0 && watchTicker !== null) {
+      clearInterval(watchTicker);
+      watchTicker = null;
+    }
     if (strategy && identity && this.reached === null) this.reached = this.look(strategy, identity);
   }
 
@@ -121,7 +133,7 @@ export class JobLimitHold {
 
   /** The facts now: the controllers read again while the job lives (a few small reads). */
   facts(): LimitFacts {
-    if (this.timer !== null) this.readControllers();
+    if (this.looking !== null) this.readControllers();
     return {
       set: this.limits,
       by: this.by,

@@ -123,17 +123,23 @@ export function removeV1Groups(groups: V1Groups): boolean {
   return removed;
 }
 
-/** What the job's groups say now: a process waiting at the memory limit, the peak, refused forks, throttled time. */
-export function readV1Groups(groups: V1Groups): { atMemoryLimit: boolean; peakMemoryBytes: number | null; forkFailures: number | null; throttledMs: number | null } {
+/**
+ * What the job's groups say now: a process waiting at the memory limit `memoryBytes`, the peak,
+ * refused forks, throttled time. memory.oom_control is read only once the peak has come within 1%
+ * of the limit: a job waits only at the limit itself, and a look is made 10 times a second.
+ */
+export function readV1Groups(groups: V1Groups, memoryBytes: number | null): { atMemoryLimit: boolean; peakMemoryBytes: number | null; forkFailures: number | null; throttledMs: number | null } {
   const memory = groups.memory;
-  const oom = memory ? readText(path.join(memory, 'memory.oom_control')) : null;
-  const peak = memory ? readText(path.join(memory, 'memory.max_usage_in_bytes')) : null;
+  const peakText = memory ? readText(path.join(memory, 'memory.max_usage_in_bytes')) : null;
+  const peak = peakText === null ? null : Number(peakText.trim());
+  const nearLimit = peak !== null && memoryBytes !== null && peak >= memoryBytes * 0.99;
+  const oom = memory && nearLimit ? readText(path.join(memory, 'memory.oom_control')) : null;
   const pidsEvents = groups.pids ? readText(path.join(groups.pids, 'pids.events')) : null;
   const cpuStat = groups.cpu ? readText(path.join(groups.cpu, 'cpu.stat')) : null;
   const throttledNs = field(cpuStat, 'throttled_time');
   return {
     atMemoryLimit: field(oom, 'under_oom') === 1,
-    peakMemoryBytes: peak === null ? null : Number(peak.trim()),
+    peakMemoryBytes: peak,
     forkFailures: field(pidsEvents, 'max'),
     throttledMs: throttledNs === null ? null : Math.round(throttledNs / 1e6),
   };
