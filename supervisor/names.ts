@@ -20,6 +20,10 @@ const SUBTREE_PREFIX = 'heph-jobs-';
 const NAMESPACE_INFIX = '-pidns';
 /** The environment variable of the marker. */
 export const MARKER_KEY = 'HEPH_JOB=';
+/** Between the instance's subtree name and the job in a v1 limit group's name (limits/context.ts). */
+const LIMIT_GROUP_INFIX = '-job';
+/** A job number as markers and limit groups print it. */
+const JOB_PATTERN = /^(0|[1-9][0-9]{0,15})$/;
 
 /**
  * The cgroup subtree of supervisor instance `instance` of our pid namespace, made under its cgroup
@@ -39,6 +43,23 @@ export function ownNamespaceSubtreeInstance(name: string): Instance | null {
   const infix = name.lastIndexOf(NAMESPACE_INFIX);
   if (infix < 0 || name.slice(infix + NAMESPACE_INFIX.length) !== ownPidNamespace()) return null;
   return parseInstanceName(name.slice(SUBTREE_PREFIX.length, infix));
+}
+
+/** Job `job`'s group in each cgroup v1 hierarchy that holds one of its limits: `<subtree name>-job<N>`. */
+export function limitGroupName(job: number): string {
+  return `${subtreeName()}${LIMIT_GROUP_INFIX}${job}`;
+}
+
+/**
+ * The instance and job whose cgroup v1 limit group is named `name` (`<subtree name>-job<N>`), or
+ * null: not such a name, or another pid namespace's (judged as ownNamespaceSubtreeInstance does).
+ */
+export function ownNamespaceLimitGroup(name: string): { instance: Instance; job: number } | null {
+  const infix = name.lastIndexOf(LIMIT_GROUP_INFIX);
+  const job = name.slice(infix + LIMIT_GROUP_INFIX.length);
+  if (infix < 0 || !JOB_PATTERN.test(job)) return null;
+  const instance = ownNamespaceSubtreeInstance(name.slice(0, infix));
+  return instance === null ? null : { instance, job: Number(job) };
 }
 
 /** Job `job`'s cgroup, inside its supervisor's subtree. */
@@ -61,7 +82,7 @@ export function parseMarker(entry: string): { instance: Instance; job: number } 
   if (!entry.startsWith(MARKER_KEY)) return null;
   const rest = entry.slice(MARKER_KEY.length);
   const colon = rest.indexOf(':');
-  if (colon < 0 || !/^(0|[1-9][0-9]{0,15})$/.test(rest.slice(colon + 1))) return null;
+  if (colon < 0 || !JOB_PATTERN.test(rest.slice(colon + 1))) return null;
   const instance = parseInstanceName(rest.slice(0, colon));
   return instance === null ? null : { instance, job: Number(rest.slice(colon + 1)) };
 }

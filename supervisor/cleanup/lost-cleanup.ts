@@ -10,6 +10,8 @@
  *   a live supervisor that got the same pid has another start time, so other names;
  * - its cgroup subtree only at `<our cgroup parent>/heph-jobs-<pid>-<start>`, a real directory
  *   owned by our uid (cgroup.kill on it reaches every cgroup below);
+ * - its jobs' cgroup v1 limit groups beside our own v1 groups, owned by our uid, only by rmdir
+ *   (limit-groups.ts): one still holding a process is left, and nothing in it is killed for that;
  * - processes of our uid, in our pid namespace, whose environment marker names that exact instance,
  *   and whatever descends from those (a pipe of a lost job proves nothing: anyone of our uid can
  *   open `/proc/<pid>/fd/N`);
@@ -28,6 +30,7 @@ import { native } from '../native.js';
 import { markerPrefix, subtreeName } from '../names.js';
 import { removeCgroupTree } from '../platform/cgroup.js';
 import { descendantsOf, environHasPrefix, inOurPidNamespace, listProcesses, processOwner, type ProcEntry } from '../platform/procfs.js';
+import { removeLimitGroupsOf } from './limit-groups.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const SIGKILL = os.signals.SIGKILL;
@@ -112,7 +115,8 @@ function stopOnce(dead: SupervisorIdentity, subtree: string | null, jobs: readon
 }
 
 /**
- * Kills every remaining process of dead instance `dead`'s jobs and removes its cgroup subtree;
+ * Kills every remaining process of dead instance `dead`'s jobs and removes its cgroup subtree and
+ * its empty v1 limit groups;
  * `jobs`: its leaders not yet reaped when it died (their process groups), as the runtime knew them.
  * Does nothing when `dead` is alive (or is another boot's: nothing of it can be left). Returns
  * whether it acted.
@@ -122,10 +126,11 @@ export async function cleanupLostSupervisor(dead: SupervisorIdentity, scope: Cle
   const subtree = ownedSubtree(dead, scope);
   const deadline = Date.now() + LOST_CLEANUP_DEADLINE_MS;
   while (stopOnce(dead, subtree, jobs) > 0 && Date.now() < deadline) await sleep(ROUND_PAUSE_MS);
-  if (subtree === null) return true;
-  while (Date.now() < deadline) {
+  while (subtree !== null && Date.now() < deadline) {
     if (removeCgroupTree(subtree, native.cgroupRemove)) break;
     await sleep(ROUND_PAUSE_MS);
   }
+  // After the stops: its jobs' groups are empty now, unless something not its own is in one.
+  removeLimitGroupsOf(dead);
   return true;
 }

@@ -2,8 +2,9 @@
  * The sweep when a supervisor starts (issue 12, item 9): a runtime and its supervisor killed
  * together (an OOM kill takes both) leave their jobs running and their cgroups behind, and no one
  * is left to send `cleanup-lost`. So each new supervisor looks for dead instances' leftovers, the
- * `heph-jobs-<pid>-<start>-pidns<inode>` subtrees of our pid namespace under our cgroup parent and
- * the processes of our uid and namespace whose marker names an instance, and has lost-cleanup.ts
+ * `heph-jobs-<pid>-<start>-pidns<inode>` subtrees of our pid namespace under our cgroup parent, the
+ * `<subtree name>-job<N>` v1 limit groups beside our own (limit-groups.ts), and the processes of our
+ * uid and namespace whose marker names an instance, and has lost-cleanup.ts
  * stop each dead one's (a live instance's names are never acted on: its pid still has that start
  * time; another namespace's are never judged: its pids mean other processes here).
  */
@@ -13,6 +14,7 @@ import { instanceName, type SupervisorIdentity } from '../../src/protocol/identi
 import { bootId, instanceAlive } from '../identity.js';
 import { MARKER_KEY, ownNamespaceSubtreeInstance, parseMarker } from '../names.js';
 import { environEntries, listProcesses } from '../platform/procfs.js';
+import { limitGroups } from './limit-groups.js';
 import { cleanupLostSupervisor, judgeable, type CleanupScope } from './lost-cleanup.js';
 
 /** Work on the process table after which the sweep lets the event loop run (requests, output). */
@@ -46,6 +48,8 @@ export async function deadInstances(scope: CleanupScope): Promise<SupervisorIden
       if (instance !== null) consider(instance);
     }
   }
+  // A dead instance may have left nothing else: its jobs ended, in process-group mode.
+  for (const group of limitGroups()) consider(group.instance);
   const table = listProcesses();
   let slice = Date.now();
   for (let at = 0; at < table.length; at += SWEEP_CHUNK) {
@@ -66,7 +70,7 @@ export async function deadInstances(scope: CleanupScope): Promise<SupervisorIden
 /**
  * Stops what every dead instance left. Each one's first round of kills is sent as soon as the
  * search has found it dead (cleanupLostSupervisor signals before its first await); the promise
- * settles once all is gone and the subtrees are removed (or a deadline passed).
+ * settles once all is gone and the subtrees and empty limit groups are removed (or a deadline passed).
  */
 export async function sweepDeadInstances(scope: CleanupScope): Promise<unknown> {
   return Promise.all((await deadInstances(scope)).map((dead) => cleanupLostSupervisor(dead, scope)));

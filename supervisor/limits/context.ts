@@ -4,7 +4,7 @@
  * switch that leaves every limit to the watchdog.
  */
 import type { LimitKind, LimitMechanism } from '../../src/protocol/limits.js';
-import { subtreeName } from '../names.js';
+import { limitGroupName, subtreeName } from '../names.js';
 import { findV1Hierarchies, type V1Hierarchies } from './v1-groups.js';
 import { enableV2Controllers } from './v2-controllers.js';
 
@@ -37,7 +37,7 @@ export function limitsContext(): LimitsContext {
     v2,
     v1: watchdogOnly ? {} : findV1Hierarchies(`${prefix}-probe`),
     watchdogOnly,
-    groupName: (job) => `${prefix}-job${job}`,
+    groupName: limitGroupName,
   };
   return context;
 }
