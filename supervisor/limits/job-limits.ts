@@ -7,13 +7,14 @@ import type { JobLimits, LimitFacts, LimitKind, LimitMechanism } from '../../src
 import type { ContainmentStrategy, JobIdentity } from '../containment/index.js';
 import { jobMemoryBytes } from '../jobs/stats.js';
 import { limitsContext } from './context.js';
-import { makeV1Groups, readV1Groups, removeV1Groups, v1ControllersFor, type V1Controller, type V1Groups } from './v1-groups.js';
-import { readV2Limits, v2ControllersOf, writeV2Limits, type V2Controller } from './v2-controllers.js';
+import { makeV1Groups, readV1Groups, removeV1Groups, type V1Controller, type V1Groups } from './v1-groups.js';
+import { readV2Limits, v2ControllersOf, writeV2Limits } from './v2-controllers.js';
 
 /** How often a limited job is looked at: the watchdog's overshoot is what a job allocates in this time. */
 export const LIMIT_WATCH_MS = 100;
 
-const V1_OF: Record<LimitKind, V1Controller> = { memory: 'memory', processes: 'pids', cpu: 'cpu' };
+/** The controller (v1 or v2: the same names) that holds each kind of limit. */
+const CONTROLLER_OF: Record<LimitKind, V1Controller> = { memory: 'memory', processes: 'pids', cpu: 'cpu' };
 const VALUE_OF: Record<LimitKind, keyof JobLimits> = { memory: 'memoryBytes', processes: 'processes', cpu: 'cpuMillis' };
 const KINDS: readonly LimitKind[] = ['memory', 'processes', 'cpu'];
 
@@ -42,18 +43,18 @@ export class JobLimitHold {
   ) {
     const context = limitsContext();
     const v2 = cgroup !== null && !context.watchdogOnly ? v2ControllersOf(cgroup) : new Set<string>();
-    const by = {} as Record<LimitKind, LimitMechanism | null>;
-    const onV1: LimitKind[] = [];
-    for (const kind of KINDS) {
-      if (limits[VALUE_OF[kind]] === null) by[kind] = null;
-      else if (v2.has(V1_OF[kind])) by[kind] = 'cgroup-v2';
-      else if (!context.watchdogOnly && context.v1[V1_OF[kind]] !== undefined) (by[kind] = 'cgroup-v1'), onV1.push(kind);
-      else by[kind] = kind === 'cpu' ? null : 'watchdog';
-    }
+    const mechanism = (kind: LimitKind): LimitMechanism | null => {
+      if (limits[VALUE_OF[kind]] === null) return null;
+      if (v2.has(CONTROLLER_OF[kind])) return 'cgroup-v2';
+      if (!context.watchdogOnly && context.v1[CONTROLLER_OF[kind]] !== undefined) return 'cgroup-v1';
+      return kind === 'cpu' ? null : 'watchdog';
+    };
+    const by = { memory: mechanism('memory'), processes: mechanism('processes'), cpu: mechanism('cpu') };
     this.by = by;
-    const v2Held = KINDS.filter((kind) => by[kind] === 'cgroup-v2').map((kind) => V1_OF[kind] as V2Controller);
+    const heldBy = (held: LimitMechanism) => KINDS.filter((kind) => by[kind] === held).map((kind) => CONTROLLER_OF[kind]);
+    const v2Held = heldBy('cgroup-v2');
     if (v2Held.length > 0) writeV2Limits(cgroup!, limits, v2Held);
-    const v1Held = v1ControllersFor(limits, context.v1).filter((controller) => onV1.some((kind) => V1_OF[kind] === controller));
+    const v1Held = heldBy('cgroup-v1');
     if (v1Held.length > 0) this.v1 = makeV1Groups(context.groupName(job), limits, context.v1, v1Held);
   }
 

@@ -75,16 +75,6 @@ function canMakeGroups(dir: string, probeName: string): boolean {
 /** A job's groups, one per controller that holds one of its limits. */
 export type V1Groups = Partial<Record<V1Controller, string>>;
 
-/** Which controller holds each limit. */
-export function v1ControllersFor(limits: JobLimits, hierarchies: V1Hierarchies): V1Controller[] {
-  const wanted: [V1Controller, number | null][] = [
-    ['memory', limits.memoryBytes],
-    ['pids', limits.processes],
-    ['cpu', limits.cpuMillis],
-  ];
-  return wanted.filter(([controller, value]) => value !== null && hierarchies[controller] !== undefined).map(([controller]) => controller);
-}
-
 /**
  * Makes the job's group in each of `controllers` and writes its limit there. Memory: the kernel's
  * OOM killer is turned off for the group, so a job at its limit waits, and the supervisor stops it
