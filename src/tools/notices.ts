@@ -82,7 +82,8 @@ export class Notices {
         const unread = await this.unread(report, shown);
         // A default read shows the newest 50: more unread than that is read on from the last line shown.
         const readFrom = unread !== null && unread > DEFAULT_TAIL_LINES ? shown : null;
-        const facts = { id: report.id, event, state: report.state, header: report.header, unread, readFrom, limits: report.limits };
+        const limits = report.limits?.reached ? { limits: report.limits } : {};
+        const facts = { id: report.id, event, state: report.state, header: report.header, unread, readFrom, ...limits };
         return { ...facts, text: jobNotice(facts) };
       }),
     );
