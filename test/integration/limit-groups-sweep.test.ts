@@ -9,7 +9,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import readline from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { findV1Hierarchies } from '../../supervisor/limits/v1-groups.js';
 import { subtreeName } from '../../supervisor/names.js';
@@ -17,6 +16,7 @@ import { isReaped, isRunning, see, waitUntil, type SeenProcess } from '../helper
 import { modeRows } from '../helpers/modes.js';
 import { startRuntime } from '../helpers/runtime.js';
 import { signalIfSame } from '../helpers/signal.js';
+import { firstLine, killTogether } from '../helpers/host.js';
 import { killSupervisor, settledLostCleanups, supervisorHello, waitFor } from '../../src/testing.js';
 import type { JobRuntime } from '../../src/index.js';
 
@@ -74,10 +74,7 @@ async function limitedHost(mode: string): Promise<{ host: ChildProcess; supervis
     process.stdout.write(JSON.stringify({ supervisorPid: caps.supervisorPid, leader: job.pid }) + '\\n');
     setInterval(() => {}, 1 << 30);`;
   const host = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const line = await new Promise<string>((resolve, reject) => {
-    readline.createInterface({ input: host.stdout! }).once('line', resolve);
-    host.once('exit', (code) => reject(new Error(`limited host exited early with ${code}`)));
-  });
+  const line = await firstLine(host, 'limited host');
   return { host, ...(JSON.parse(line) as { supervisorPid: number; leader: number }) };
 }
 
@@ -115,13 +112,7 @@ describe.each(modeRows())('v1 limit groups of a dead supervisor (%s)', (mode, sk
     const job = see(leader);
     try {
       const groups = expectGroups(supervisor, leader);
-      const hostGone = new Promise((resolve) => host.once('exit', resolve));
-      process.kill(host.pid!, 'SIGSTOP');
-      process.kill(supervisor.pid, 'SIGSTOP');
-      process.kill(supervisor.pid, 'SIGKILL');
-      host.kill('SIGKILL');
-      await hostGone;
-      await waitUntil(() => isReaped(supervisor), 'the killed supervisor reaped');
+      await killTogether(host, supervisor);
       // Its job ended too (killed here): no marker is left to find, only the groups name the dead
       // instance (and, in cgroup mode, its empty v2 subtree).
       signalIfSame(job, 'SIGKILL');

@@ -8,12 +8,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import readline from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { EofOracle, isReaped, isRunning, see, waitForFile, waitUntil } from '../helpers/kernel.js';
 import { modeRows } from '../helpers/modes.js';
 import { FIXTURES, startRuntime, tempDir } from '../helpers/runtime.js';
 import { supervisorHello } from '../../src/testing.js';
+import { firstLine, killTogether } from '../helpers/host.js';
 
 interface HostInfo {
   supervisorPid: number;
@@ -27,10 +27,7 @@ async function runtimeHost(mode: string, commands: string[], env: NodeJS.Process
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, ...env },
   });
-  const line = await new Promise<string>((resolve, reject) => {
-    readline.createInterface({ input: host.stdout! }).once('line', resolve);
-    host.once('exit', (code) => reject(new Error(`runtime host exited early with ${code}`)));
-  });
+  const line = await firstLine(host, 'runtime host');
   return { host, info: JSON.parse(line) as HostInfo };
 }
 
@@ -54,14 +51,7 @@ describe.each(modeRows())('the sweep when a supervisor starts (%s)', (mode, skip
       expect(await oracle.eofWithin(300)).toBe(false);
       expect(leftovers.every((proc) => !isReaped(proc))).toBe(true);
       if (mode === 'cgroup') expect(fs.existsSync(info.cgroupRoot!)).toBe(true);
-      // Killed together: both frozen first, so neither sees the other die.
-      const hostGone = new Promise((resolve) => host.once('exit', resolve));
-      process.kill(host.pid!, 'SIGSTOP');
-      process.kill(supervisor.pid, 'SIGSTOP');
-      process.kill(supervisor.pid, 'SIGKILL');
-      host.kill('SIGKILL');
-      await hostGone;
-      await waitUntil(() => isReaped(supervisor), 'the killed supervisor to be reaped');
+      await killTogether(host, supervisor);
 
       // The next supervisor to start sweeps it. (Any supervisor of this user that starts now, a
       // parallel test's included, may be the one: what it left is not checked again here, as
