@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { JobLimits } from '../../src/protocol/limits.js';
 import { native } from '../native.js';
+import { readCgroupFile } from '../platform/cgroup.js';
 
 export type V1Controller = 'memory' | 'pids' | 'cpu';
 const CONTROLLERS: readonly V1Controller[] = ['memory', 'pids', 'cpu'];
@@ -120,12 +121,12 @@ export function removeV1Groups(groups: V1Groups): boolean {
  */
 export function readV1Groups(groups: V1Groups, memoryBytes: number | null): { atMemoryLimit: boolean; peakMemoryBytes: number | null; forkFailures: number | null; throttledMs: number | null } {
   const memory = groups.memory;
-  const peakText = memory ? readText(path.join(memory, 'memory.max_usage_in_bytes')) : null;
+  const peakText = memory ? readCgroupFile(memory, 'memory.max_usage_in_bytes') : null;
   const peak = peakText === null ? null : Number(peakText.trim());
   const nearLimit = peak !== null && memoryBytes !== null && peak >= memoryBytes * 0.99;
-  const oom = memory && nearLimit ? readText(path.join(memory, 'memory.oom_control')) : null;
-  const pidsEvents = groups.pids ? readText(path.join(groups.pids, 'pids.events')) : null;
-  const cpuStat = groups.cpu ? readText(path.join(groups.cpu, 'cpu.stat')) : null;
+  const oom = memory && nearLimit ? readCgroupFile(memory, 'memory.oom_control') : null;
+  const pidsEvents = groups.pids ? readCgroupFile(groups.pids, 'pids.events') : null;
+  const cpuStat = groups.cpu ? readCgroupFile(groups.cpu, 'cpu.stat') : null;
   const throttledNs = field(cpuStat, 'throttled_time');
   return {
     atMemoryLimit: field(oom, 'under_oom') === 1,
@@ -133,14 +134,6 @@ export function readV1Groups(groups: V1Groups, memoryBytes: number | null): { at
     forkFailures: field(pidsEvents, 'max'),
     throttledMs: throttledNs === null ? null : Math.round(throttledNs / 1e6),
   };
-}
-
-function readText(file: string): string | null {
-  try {
-    return fs.readFileSync(file, 'latin1');
-  } catch {
-    return null;
-  }
 }
 
 /** The number after `key ` on its own line of a flat-keyed cgroup file. */

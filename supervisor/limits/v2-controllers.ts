@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { JobLimits } from '../../src/protocol/limits.js';
+import { readCgroupFile } from '../platform/cgroup.js';
 import { field } from './v1-groups.js';
 
 /** CFS bandwidth period, as for v1 and systemd's CPUQuota=. */
@@ -15,17 +16,9 @@ const HIGH_SHARE = 0.9;
 
 export type V2Controller = 'memory' | 'pids' | 'cpu';
 
-function read(dir: string, file: string): string | null {
-  try {
-    return fs.readFileSync(path.join(dir, file), 'latin1');
-  } catch {
-    return null;
-  }
-}
-
 /** The controllers a cgroup has (its cgroup.controllers: what its parent's subtree_control enables). */
 export function v2ControllersOf(dir: string): Set<string> {
-  return new Set((read(dir, 'cgroup.controllers') ?? '').trim().split(/\s+/).filter(Boolean));
+  return new Set((readCgroupFile(dir, 'cgroup.controllers') ?? '').trim().split(/\s+/).filter(Boolean));
 }
 
 /**
@@ -64,13 +57,13 @@ export function writeV2Limits(dir: string, limits: JobLimits, controllers: reado
 
 /** What the job's cgroup says now: an OOM kill (of the group), the peak, refused forks, throttled time, and whether it is held at memory.high. */
 export function readV2Limits(dir: string): { oomKilled: boolean; peakMemoryBytes: number | null; forkFailures: number | null; throttledMs: number | null; slowed: boolean } {
-  const events = read(dir, 'memory.events');
-  const peak = read(dir, 'memory.peak');
-  const throttledUs = field(read(dir, 'cpu.stat'), 'throttled_usec');
+  const events = readCgroupFile(dir, 'memory.events');
+  const peak = readCgroupFile(dir, 'memory.peak');
+  const throttledUs = field(readCgroupFile(dir, 'cpu.stat'), 'throttled_usec');
   return {
     oomKilled: (field(events, 'oom_group_kill') ?? 0) > 0 || (field(events, 'oom_kill') ?? 0) > 0,
     peakMemoryBytes: peak === null ? null : Number(peak.trim()),
-    forkFailures: field(read(dir, 'pids.events'), 'max'),
+    forkFailures: field(readCgroupFile(dir, 'pids.events'), 'max'),
     throttledMs: throttledUs === null ? null : Math.round(throttledUs / 1000),
     slowed: (field(events, 'high') ?? 0) > 0,
   };

@@ -112,3 +112,12 @@ export function removeCgroupTree(dir: string, remove: (dir: string) => boolean):
   for (const entry of entries) if (entry.isDirectory()) removed = removeCgroupTree(path.join(dir, entry.name), remove) && removed;
   return remove(dir) && removed;
 }
+
+/** A small cgroup file's text, or null when it cannot be read (no such controller, the group gone). */
+export function readCgroupFile(dir: string, name: string): string | null {
+  try {
+    return fs.readFileSync(path.join(dir, name), 'latin1');
+  } catch {
+    return null;
+  }
+}
