@@ -108,11 +108,26 @@ export interface NextStepFacts {
   badLocks?: boolean;
 }
 
-/** The facts of a notice: a job the model had not heard of ended, or started after waiting for its locks. */
+/**
+ * What a notify watch saw since it was last told: lines matching `pattern` (`count` of them, the
+ * first `line` at `lineNumber`; `everyLine`: each line read matched), or a listener on `port`.
+ */
+export interface NotifiedFacts {
+  pattern?: string;
+  port?: number;
+  line?: string;
+  lineNumber?: number;
+  count: number;
+  everyLine: boolean;
+}
+
+/** The facts of a notice: a job the model had not heard of ended, started after waiting for its locks, or was seen by a notify watch. */
 export interface JobNoticeFacts {
   id: number;
-  /** `ended`: it exited, was killed, failed, was cancelled or lost; `started`: it runs after waiting for its locks. */
-  event: 'ended' | 'started';
+  /** `ended`: it exited, was killed, failed, was cancelled or lost; `started`: it runs after waiting for its locks; `notified`: a notify watch saw something. */
+  event: 'ended' | 'started' | 'notified';
+  /** With `notified`: what was seen. */
+  notified?: NotifiedFacts;
   state: ReportState;
   /** The job's report header when told. */
   header: string;

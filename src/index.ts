@@ -4,10 +4,11 @@ export type { BackgroundInput, StatusOptions, KillOptions, Capabilities, JobEven
 export type { JobRuntimeOptions } from './runtime/options.js';
 export type { SupervisorStart } from './runtime/options.js';
 export type { Limits } from './runtime/limits.js';
+export type { Notify } from './runtime/notify.js';
 export type { LimitFacts, LimitMechanism } from './protocol/limits.js';
 export { buildListReport, formatElapsed } from './reports/report.js';
 export type { JobReport, JobListReport } from './reports/report.js';
-export type { JobState, ReportState } from './facts.js';
+export type { JobState, NotifiedFacts, ReportState } from './facts.js';
 // What a host takes from runtime.locks for its own actions (README: Resource locks).
 export type { AcquireOptions, Lease, LockOwner, LockTable, ResourceSpec } from './locks/index.js';
 export { createTools } from './tools/index.js';

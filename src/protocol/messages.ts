@@ -82,6 +82,19 @@ const readWait = object({
   port: optional(integer(1)),
 });
 
+/**
+ * A notify watch on a job's output (supervisor/requests/notify.ts): told, as `notified` events,
+ * of each complete line after `from` (absent: from the moment it arrives; -1: from the first line)
+ * that matches `until`, and once when a process of the job listens on `port`. `watch` is the
+ * runtime's number for it; the watch lasts until the job's last output is read.
+ */
+const notifyWatch = object({
+  watch: integer(0),
+  until: optional(object({ source: string(), flags: string() })),
+  port: optional(integer(1)),
+  from: optional(integer(-1)),
+});
+
 /** `NAME=value`: a name with neither `=` nor NUL, a value without NUL (what execve can carry). */
 const envEntry = matching(/^[^=\0]+=[^\0]*$/, 'a NAME=value entry (no NUL, no = in the name)');
 const envName = matching(/^[^=\0]+$/, 'a variable name (no NUL, no =)');
@@ -125,6 +138,8 @@ export const REQUESTS = {
       shell: string(),
       /** The job's limits (src/protocol/limits.ts), the host's and the call's already combined. */
       limits: optional(jobLimits),
+      /** Watches that start with the job, from its first line on. */
+      notify: optional(array(notifyWatch)),
     }),
   }),
   /**
@@ -159,6 +174,8 @@ export const REQUESTS = {
       wait: optional(readWait),
     }),
   }),
+  /** Adds a watch to a running job (a job ended or unknown is refused). */
+  notify: object({ job: integer(0), watch: notifyWatch }),
   /** What the job is now (no read). */
   facts: object({ job: integer(0) }),
   /** Drops a finished job's record and output (one way, see ONE_WAY, as the runtime sends it). */
@@ -213,6 +230,7 @@ export type KillParams = RequestBody<'kill'>['params'];
 export type ReadParams = RequestBody<'read'>['params'];
 export type ReadWait = NonNullable<ReadParams['wait']>;
 export type LockResource = RequestBody<'lock'>['resources'][number];
+export type NotifyWatch = RequestBody<'notify'>['watch'];
 export type LostJob = RequestBody<'cleanup-lost'>['jobs'][number];
 
 export interface Containment {
@@ -336,6 +354,7 @@ export interface Replies {
   kill: KillReply;
   read: ReadReply;
   facts: JobFacts;
+  notify: null;
   forget: null;
   write: WriteReply;
   lock: null;
@@ -375,6 +394,12 @@ export type SupervisorEvent =
    * short jobs, and go as one event: supervisor/requests/end-events.ts).
    */
   | { event: 'cleaned-up'; job: number; at: number; exit?: LeaderExit; limits?: LimitFacts }
+  /**
+   * A watch's matches: the first complete line of a burst that matched (`seq`, `line`, cut to
+   * NOTIFY_LINE_CHARS), how many lines of the burst matched (`count`) out of how many were read
+   * (`scanned`); or, with `listening`, the job listens on the watch's port.
+   */
+  | { event: 'notified'; job: number; watch: number; count: number; scanned: number; seq?: number; line?: string; listening?: true }
   | { event: 'protocol-error'; message: string };
 
 export type Incoming = Reply | SupervisorEvent;

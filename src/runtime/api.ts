@@ -3,6 +3,8 @@
  * comment) and what it gets back besides reports.
  */
 import type { Limits } from './limits.js';
+import type { Notify } from './notify.js';
+import type { NotifiedFacts } from '../facts.js';
 import type { LimitKind, LimitMechanism } from '../protocol/limits.js';
 import type { ResourceSpec } from '../locks/index.js';
 import type { Containment, SignalName } from '../protocol/messages.js';
@@ -45,6 +47,8 @@ export interface BackgroundInput {
   until?: RegExp | string;
   /** With `waitMs`: answer as soon as a process of the job listens on this TCP port (1-65535). */
   untilPort?: number;
+  /** Tell (a `notified` job event) of each new line that matches, or when a port listens, while the job runs. */
+  notify?: Notify | readonly Notify[];
 }
 
 export interface StatusOptions {
@@ -83,10 +87,16 @@ export interface KillOptions {
  * cleanup finished.
  */
 export interface JobEvent {
-  type: 'started' | 'exited' | 'failed' | 'cancelled' | 'lost' | 'cleaned-up';
+  type: 'started' | 'exited' | 'failed' | 'cancelled' | 'lost' | 'cleaned-up' | 'notified';
   job: number;
   /** With `exited`: the limit that stopped the job, when one did. */
   limitReached?: 'memory' | 'processes';
+  /**
+   * With `notified`: what a notify watch saw. A burst of matches is one event (the first line, its
+   * number, the count; `everyLine` when each line read matched), at most one per watch every
+   * NOTIFY_FOLD_MS; a port is told once.
+   */
+  notified?: NotifiedFacts;
 }
 
 export interface Capabilities {

@@ -9,6 +9,7 @@ import type { ContainmentMode } from '../protocol/messages.js';
 import type { JobStats } from '../protocol/stats.js';
 import type { JobState, JobView, LockBlockerFacts } from '../facts.js';
 import type { SupervisorClient } from './supervisor-client.js';
+import type { NotifySpec } from './notify.js';
 
 
 /** What the runtime keeps of a job; a report reads it as a JobView. */
@@ -57,6 +58,8 @@ export interface JobRecord extends JobView {
   /** Its limits and what they did, as the supervisor last said (the limits asked for, before it starts); null: none. */
   limits: LimitFacts | null;
   timeoutTimer: NodeJS.Timeout | null;
+  /** Its notify watches, numbered by their index (the number the supervisor's events carry). */
+  watches: NotifySpec[];
 }
 
 /** The options a job was started with, kept so it can be started again the same way. */
@@ -72,6 +75,8 @@ export interface RestartableInput {
   timeoutMs: number | undefined;
   /** The limits it runs under (the host's and the call's combined). */
   limits: JobLimits;
+  /** The notify watches it was started with. */
+  notify: readonly NotifySpec[];
 }
 
 /** Started and not yet ended: counts toward the cap (`starting` is shown as running). */
@@ -118,6 +123,7 @@ export function newJobRecord(id: number, input: RestartableInput): JobRecord {
     timedOut: false,
     limits: hasLimits(input.limits) ? { set: input.limits, by: { memory: null, processes: null, cpu: null }, reached: null, peakMemoryBytes: null, forkFailures: null, throttledMs: null } : null,
     timeoutTimer: null,
+    watches: [...input.notify],
     stats: null,
   };
 }

@@ -24,7 +24,7 @@ import { registerToolPort, type ToolRuntime } from './tool-port.js';
 import { JobRegistry } from './job-registry.js';
 import { capacityError, hasEnded, isRunning, newJobRecord, type JobRecord } from './job-record.js';
 import { kernelLockBackend, type KernelLockBackend } from './kernel-lock-backend.js';
-import { containmentLimitations, limitLimitations, inputProblem, lockBreachWarning, lockDirLimitations, cancelledReason, cleanupRefusedReason, supervisorDiedReason } from '../wording/index.js';
+import { containmentLimitations, limitLimitations, inputProblem, notifyProblem, lockBreachWarning, lockDirLimitations, cancelledReason, cleanupRefusedReason, supervisorDiedReason } from '../wording/index.js';
 import {
   DEFAULT_MAX_BYTES,
   DEFAULT_TAIL_LINES,
@@ -41,6 +41,7 @@ import {
 } from './options.js';
 import type { SupervisorClient } from './supervisor-client.js';
 import { SupervisorKeeper } from './supervisor-keeper.js';
+import { addWatches, checkNotify, notifiedFacts, notifyInput, watchRequest, type Notify } from './notify.js';
 
 export type { BackgroundInput, Capabilities, JobEvent, KillOptions, StatusOptions } from './api.js';
 
@@ -143,8 +144,9 @@ export class JobRuntime {
     const waitMs = input.waitMs === undefined ? undefined : integerOption('waitMs', input.waitMs, 0, 0, MAX_WAIT_MS);
     const until = input.until === undefined ? undefined : checkedPattern(input.until);
     const untilPort = portOption(input.untilPort);
+    const notify = checkNotify(input.notify);
     const id = this.jobs.takeId();
-    const record = newJobRecord(id, { command, cwd, env: input.env, stdin: input.stdin === true, merge: input.merge === true, tty: input.tty === true, locks: wants, ref: input.ref, timeoutMs, limits });
+    const record = newJobRecord(id, { command, cwd, env: input.env, stdin: input.stdin === true, merge: input.merge === true, tty: input.tty === true, locks: wants, ref: input.ref, timeoutMs, limits, notify });
     this.jobs.add(record);
     this.changes.notify();
     onQueued?.(id);
@@ -218,6 +220,7 @@ export class JobRuntime {
           tty: input.tty === true,
           shell: this.options.shell,
           ...(hasLimits(record.input.limits) ? { limits: record.input.limits } : {}),
+          ...(record.watches.length > 0 ? { notify: record.watches.map((spec, index) => watchRequest(spec, index)) } : {}),
         },
       });
       // A base sent just before is answered first: its failure is the one reported.
@@ -263,6 +266,7 @@ export class JobRuntime {
       ...(input.ref ? { ref: input.ref } : {}),
       ...(input.timeoutMs ? { timeoutMs: input.timeoutMs } : {}),
       limits: limitsInput(input.limits),
+      notify: record.watches.map(notifyInput),
       ...(options.answerWithinMs === undefined ? {} : { answerWithinMs: options.answerWithinMs }),
     });
     return { stopped, started };
@@ -302,6 +306,25 @@ export class JobRuntime {
     const port = portOption(options.untilPort);
     const wait = waitMs === undefined ? undefined : { ms: waitMs, until, from: since, port };
     return this.jobs.pinned(record, () => this.reads.report(record, { tail, since, maxBytes, limit, filter }, wait));
+  }
+
+  /**
+   * Adds notify watches to a job that has not ended: each new line that matches, or a listener on
+   * the port, is told as a `notified` job event (and to the tools' model, on its next answer).
+   * A job still waiting for its locks starts with them.
+   */
+  async notify(id: number, notify: Notify | readonly Notify[]): Promise<void> {
+    const record = this.jobs.find(id);
+    const specs = checkNotify(notify);
+    if (hasEnded(record)) throw new InvalidInputError(notifyProblem.ended(id, record.state));
+    const first = record.watches.length;
+    const fresh = addWatches(id, record.watches, specs);
+    if (fresh.length === 0 || record.state === 'waiting') return;
+    // A spawn under way carries the watches it was sent with: these go once it is answered.
+    await this.changes.until(() => record.pid !== null || hasEnded(record), MAX_WAIT_MS);
+    const supervisor = this.supervisorOf(record);
+    if (!supervisor || hasEnded(record)) throw new InvalidInputError(notifyProblem.ended(id, record.state));
+    await Promise.all(fresh.map((spec, index) => supervisor.request('notify', { job: id, watch: watchRequest(spec, first + index) })));
   }
 
   /** One report (without output) per job, oldest first. */
@@ -366,6 +389,7 @@ export class JobRuntime {
       userKill: (id) => this.kill(id),
       input: (id, options) => this.input(id, options),
       restart: (id, options) => this.restart(id, options),
+      notify: (id, notify) => this.notify(id, notify),
       onJobEvent: (listener) => this.onJobEvent(listener),
       job: (id) => {
         const record = this.jobs.get(id);
@@ -477,6 +501,11 @@ export class JobRuntime {
     if (event.event === 'protocol-error') return;
     const record = this.jobs.get(event.job);
     if (!record) return;
+    if (event.event === 'notified') {
+      const spec = record.watches[event.watch];
+      if (spec) this.states.notified(record, notifiedFacts(spec, event));
+      return;
+    }
     // A cleanup may carry the exit (both in one turn of the supervisor): the exit is applied first.
     const exit = event.event === 'exited' ? event : event.exit;
     const limits = (event.event === 'cleaned-up' ? event.limits : undefined) ?? exit?.limits;

@@ -7,6 +7,7 @@ import { SupervisorLostError } from '../protocol/errors.js';
 import { diedWhileStartingReason, supervisorDiedReason } from '../wording/index.js';
 import type { JobFacts } from '../protocol/messages.js';
 import type { JobEvent } from './api.js';
+import type { NotifiedFacts } from '../facts.js';
 import type { Changes } from './changes.js';
 import { isRunning, type JobRecord } from './job-record.js';
 import { MACHINE_LIMITS } from '../wording/index.js';
@@ -112,6 +113,11 @@ export class JobStates {
     record.reason = supervisorDiedReason(error.message);
     record.endedAt = at;
     this.emit({ type: 'lost', job: record.id });
+  }
+
+  /** A notify watch of a running job saw something. */
+  notified(record: JobRecord, notified: NotifiedFacts): void {
+    this.emit({ type: 'notified', job: record.id, notified });
   }
 
   private emit(event: JobEvent): void {

@@ -8,6 +8,7 @@ import type { LockTable, NormalizedResource } from '../locks/index.js';
 import type { JobReport } from '../reports/report.js';
 import type { BackgroundInput, JobEvent, KillOptions, StatusOptions } from './api.js';
 import type { NormalizedOptions } from './options.js';
+import type { Notify } from './notify.js';
 
 export interface ToolRuntime {
   /** The options as the runtime normalized them (limits, cwd, env). */
@@ -22,6 +23,8 @@ export interface ToolRuntime {
   userKill(id: number): Promise<JobReport>;
   input(id: number, options: { text?: string; close?: boolean }): Promise<JobReport>;
   restart(id: number, options?: Pick<BackgroundInput, 'answerWithinMs'>): Promise<{ stopped: JobReport; started: JobReport }>;
+  /** As JobRuntime.notify (a host's own runtime without it: the tools refuse `notify`). */
+  notify?(id: number, notify: Notify | readonly Notify[]): Promise<void>;
   onJobEvent?(listener: (event: JobEvent) => void): () => void;
   /** Job `id`'s report without output; undefined when there is no such job. */
   job(id: number): JobReport | undefined;

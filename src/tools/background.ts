@@ -11,6 +11,7 @@ import { errorAnswer, refusal } from './result.js';
 import { backgroundSchema, type BackgroundToolInput } from './schema.js';
 import { seconds, type Toolkit } from './toolkit.js';
 import { validate } from './validate.js';
+import { toolNotify } from './notify.js';
 import { afterCut, capWait } from './wait-cap.js';
 
 export function backgroundTool(kit: Toolkit): ToolDefinition {
@@ -28,8 +29,9 @@ export function backgroundTool(kit: Toolkit): ToolDefinition {
     async call(input, callContext) {
       const checked = validate<BackgroundToolInput>(bg.check, input);
       if (!checked.ok) return refusal(say.badInput('background', checked.problem, bg.check));
-      const { command, locks: asked, stdin, merge, tty, timeout, wait, until, until_port: untilPort } = checked.value;
-      const badPattern = until === undefined ? null : patternProblem(until);
+      const { command, locks: asked, stdin, merge, tty, timeout, wait, until, until_port: untilPort, notify: notifyText } = checked.value;
+      const notify = notifyText === undefined ? undefined : toolNotify(notifyText);
+      const badPattern = (until === undefined ? null : patternProblem(until)) ?? (notify?.ok === false ? notify.problem : null);
       if (badPattern !== null) return refusal(say.badInput('background', badPattern, bg.check));
       const problem = commandProblem(command);
       if (problem !== null) return refusal(say.refusedInput('background', problem));
@@ -51,6 +53,7 @@ export function backgroundTool(kit: Toolkit): ToolDefinition {
           ...(capped === undefined ? {} : { waitMs: capped.waitMs }),
           ...(until === undefined ? {} : { until }),
           ...(untilPort === undefined ? {} : { untilPort }),
+          ...(notify?.ok ? { notify: notify.value } : {}),
           cwd: context.cwd,
           env: context.env,
           ...(context.ref === undefined ? {} : { ref: context.ref }),

@@ -8,6 +8,7 @@ import { errorAnswer, listResult, refusal } from './result.js';
 import { jobStatusSchema, type JobStatusToolInput } from './schema.js';
 import { seconds, type Toolkit } from './toolkit.js';
 import { validate } from './validate.js';
+import { toolNotify } from './notify.js';
 import { afterCut, capWait } from './wait-cap.js';
 
 export function jobStatusTool(kit: Toolkit): ToolDefinition {
@@ -24,11 +25,13 @@ export function jobStatusTool(kit: Toolkit): ToolDefinition {
     async call(input, callContext) {
       const checked = validate<JobStatusToolInput>(st.check, input ?? {});
       if (!checked.ok) return refusal(say.badInput('job_status', checked.problem, st.check));
-      const { id, lines, since, max_bytes: maxBytes, wait, until, until_port: untilPort, filter } = checked.value;
-      const badPattern = (until === undefined ? null : patternProblem(until)) ?? (filter === undefined ? null : patternProblem(filter, 'filter'));
+      const { id, lines, since, max_bytes: maxBytes, wait, until, until_port: untilPort, filter, notify: notifyText } = checked.value;
+      const notify = notifyText === undefined ? undefined : toolNotify(notifyText);
+      const badPattern =
+        (until === undefined ? null : patternProblem(until)) ?? (filter === undefined ? null : patternProblem(filter, 'filter')) ?? (notify?.ok === false ? notify.problem : null);
       if (badPattern !== null) return refusal(say.badInput('job_status', badPattern, st.check));
       const waitField = wait !== undefined || until !== undefined || untilPort !== undefined;
-      if (id === undefined && (lines !== undefined || since !== undefined || maxBytes !== undefined || waitField || filter !== undefined)) {
+      if (id === undefined && (lines !== undefined || since !== undefined || maxBytes !== undefined || waitField || filter !== undefined || notify !== undefined)) {
         return refusal(say.linesWithoutId());
       }
       const asked = { lines, since, filter };
@@ -53,6 +56,10 @@ export function jobStatusTool(kit: Toolkit): ToolDefinition {
         }
         const target = kit.findJob(id);
         if (!target) throw kit.notFound(id);
+        if (notify?.ok) {
+          if (!port.notify) return refusal(say.notifyProblem.noNotify());
+          await port.notify(id, notify.value);
+        }
         // A wait stopped by context.signal answers with the job as it is now.
         const { waitMs: _waitMs, until: _until, untilPort: _untilPort, ...now } = read;
         return await kit.withOwnLocks('job_status', say.callLabel('job_status', id), own, context, () => [target], async () =>

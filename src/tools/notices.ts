@@ -11,7 +11,7 @@
  * runtime's job events say when something may be due, so an answer with nothing new costs nothing.
  */
 import type { JobReport } from '../reports/report.js';
-import type { Dialect, ReportState } from '../facts.js';
+import type { Dialect, NotifiedFacts, ReportState } from '../facts.js';
 import type { ToolRuntime } from '../runtime/tool-port.js';
 import { DEFAULT_TAIL_LINES } from '../runtime/options.js';
 import { jobNotice } from '../wording/index.js';
@@ -42,10 +42,26 @@ export class Notices {
   /** Something may be due: a job event came, or an answer told of a job that has not ended. */
   private due = false;
 
+  /** What notify watches saw that the model has not been told, one entry per job and watch. */
+  private readonly notified = new Map<string, { job: number; facts: NotifiedFacts }>();
+
   constructor(private readonly runtime: NoticeRuntime) {
-    runtime.onJobEvent?.(() => {
+    runtime.onJobEvent?.((event) => {
       this.due = true;
+      if (event.type === 'notified' && event.notified) this.fold(event.job, event.notified);
     });
+  }
+
+  /** Folds a watch's event into what is pending for it: the first line stays, the counts add up. */
+  private fold(job: number, facts: NotifiedFacts): void {
+    if (!this.jobs.has(job)) return; // a job the model never heard of: its host's watch
+    const key = `${job} ${facts.port ?? ''} ${facts.pattern ?? ''}`;
+    const pending = this.notified.get(key);
+    if (!pending) this.notified.set(key, { job, facts: { ...facts } });
+    else {
+      pending.facts.count += facts.count;
+      pending.facts.everyLine = pending.facts.everyLine || facts.everyLine;
+    }
   }
 
   /** Records what `result` told the model: each report's state and the lines it showed. */
@@ -76,8 +92,9 @@ export class Notices {
         told.push({ report, event: 'started', shown: heard.shown });
       }
     }
+    const notices = this.takeNotified();
     // Marked as told above, before any await: a concurrent answer cannot tell the same event.
-    return Promise.all(
+    const ends = await Promise.all(
       told.map(async ({ report, event, shown }) => {
         const unread = await this.unread(report, shown);
         // A default read shows the newest 50: more unread than that is read on from the last line shown.
@@ -87,6 +104,21 @@ export class Notices {
         return { ...facts, text: jobNotice(facts) };
       }),
     );
+    return [...notices, ...ends];
+  }
+
+  /** What the watches saw, less a single line an answer already showed; consumed. */
+  private takeNotified(): JobNotice[] {
+    const notices: JobNotice[] = [];
+    for (const { job, facts } of this.notified.values()) {
+      const report = this.runtime.job(job);
+      const shown = this.jobs.get(job)?.shown ?? -1;
+      if (!report || (facts.count === 1 && facts.lineNumber !== undefined && facts.lineNumber <= shown)) continue;
+      const notice = { id: job, event: 'notified' as const, state: report.state, header: report.header, unread: null, readFrom: null, notified: facts };
+      notices.push({ ...notice, text: jobNotice(notice) });
+    }
+    this.notified.clear();
+    return notices;
   }
 
   /** `result` with the notices due appended to its text and carried as `notices`. */

@@ -28,6 +28,7 @@ export interface BackgroundToolInput {
   wait?: number;
   until?: string;
   until_port?: number;
+  notify?: string;
 }
 
 export interface JobStatusToolInput {
@@ -39,6 +40,7 @@ export interface JobStatusToolInput {
   until?: string;
   until_port?: number;
   filter?: string;
+  notify?: string;
 }
 
 export interface JobKillToolInput {
@@ -82,6 +84,11 @@ function waitProperties(): Record<string, JsonSchema> {
     },
     until_port: { type: 'integer', minimum: 1, maximum: 65_535, description: 'TCP port the job must listen on.' },
   };
+}
+
+/** `notify` in a tool's input: an RE2 pattern, or `port:N` (src/tools/notify.ts). */
+function notifyProperty(description: string): JsonSchema {
+  return { type: 'string', minLength: 1, maxLength: MAX_PATTERN_CHARS, description };
 }
 
 /** What the descriptions quote, from the runtime's settings. */
@@ -128,11 +135,11 @@ function backgroundProperties(): Record<string, JsonSchema> {
       type: 'array',
       maxItems: MAX_CALL_LOCKS,
       items: { type: 'string', minLength: 1, maxLength: MAX_RESOURCE_LENGTH },
-      description: 'Resources held while it runs, e.g. ["port:5173"]; waits for all (answers within wait, default 30).',
+      description: 'Held while it runs, e.g. ["port:5173"]; waits for all (within wait, default 30).',
     },
     stdin: { type: 'boolean', description: 'Keep stdin open for job_input.' },
-    merge: { type: 'boolean', description: 'stdout and stderr as one stream, in order.' },
-    tty: { type: 'boolean', description: `On a ${TERMINAL_COLUMNS}x${TERMINAL_ROWS} terminal: output unbuffered, prompts work.` },
+    merge: { type: 'boolean', description: 'stdout and stderr as one stream.' },
+    tty: { type: 'boolean', description: `On a ${TERMINAL_COLUMNS}x${TERMINAL_ROWS} terminal (prompts work).` },
     timeout: {
       type: 'number',
       exclusiveMinimum: 0,
@@ -140,12 +147,13 @@ function backgroundProperties(): Record<string, JsonSchema> {
       description: 'Stop the job after this many seconds.',
     },
     ...waitProperties(),
+    notify: notifyProperty('Later answers tell of new lines matching this RE2 regex, or "port:N" once it listens.'),
   };
 }
 
 export function backgroundSchema(limits: SchemaLimits): ToolSchema {
   return toolSchema(
-    'Run a long-running shell command (dev server, watcher) as a job; answers with its number and first output. ' +
+    'Run a long-running shell command (dev server, watcher) as a job. ' +
       `At most ${limits.maxJobs} jobs run at once. For a result you need now (tests, a build), use the shell tool.`,
     {
       type: 'object',
@@ -175,7 +183,7 @@ export function jobStatusSchema(limits: SchemaLimits): ToolSchema {
           type: 'integer',
           minimum: -1,
           maximum: MAX_JOB_ID,
-          description: 'Lines after this line number (-1: from the start); with lines: the first N.',
+          description: 'Lines after this line number (-1: all); with lines: the first N.',
         },
         // Its length is checked with the pattern (patternProblem), in a sentence naming the field.
         filter: {
@@ -189,6 +197,7 @@ export function jobStatusSchema(limits: SchemaLimits): ToolSchema {
           description: `Max bytes returned (${MAX_READ_BYTES}).`,
         },
         ...waitProperties(),
+        notify: notifyProperty("As background's notify."),
       },
       additionalProperties: false,
       examples: [{}, { id: 0 }, { id: 0, lines: 500 }],
@@ -197,7 +206,7 @@ export function jobStatusSchema(limits: SchemaLimits): ToolSchema {
 }
 
 export function jobKillSchema(): ToolSchema {
-  return toolSchema('Stop a job and every process it started. Returns its final report.', {
+  return toolSchema('Stop a job and all the processes it started.', {
     type: 'object',
     properties: {
       id: jobId('Job number.'),
@@ -234,7 +243,7 @@ export function jobInputSchema(): ToolSchema {
 }
 
 export function jobRestartSchema(): ToolSchema {
-  return toolSchema('Stop a job and run its command again, same options, as a new job.', {
+  return toolSchema('Stop a job and run it again as a new job, same options.', {
     type: 'object',
     properties: { id: jobId('Job number.') },
     required: ['id'],

@@ -98,6 +98,19 @@ function patternProblemText(problem: PatternProblem, field: string): string {
   }
 }
 
+/** What is wrong with a notify watch a caller asked for. */
+export const notifyProblem = {
+  notAnObject: (field: string, value: unknown) =>
+    `${field} must be an object with a pattern, a port or both, e.g. {"pattern": "FAIL"} or {"port": 3000}; received ${describeValue(value)}`,
+  empty: (field: string) => `${field} has neither a pattern nor a port; give one or both, e.g. {"pattern": "FAIL"}`,
+  badPort: (field: string, value: unknown) => `${field}.port must be a TCP port, a whole number from 1 to 65535; received ${describeValue(value)}`,
+  badToolPort: (text: string) => `notify ${JSON.stringify(text)} names no TCP port; "port:N" takes N from 1 to 65535`,
+  noNotify: () => 'notify is not offered by this runtime (it has no notify call)',
+  tooManyAsked: (field: string, asked: number, max: number) => `${field} asks for ${asked} watches; a job may have at most ${max}`,
+  tooMany: (id: number, has: number, max: number) => `job ${id} has ${has} notify watches; a job may have at most ${max}`,
+  ended: (id: number, state: string) => `job ${id} is not running (${state}); there is nothing left to watch`,
+};
+
 /**
  * What is wrong with a command, a wait pattern or an environment a caller handed the runtime. The
  * same sentences reach a model (through the tools) and a host (as InvalidInputError).

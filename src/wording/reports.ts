@@ -6,6 +6,7 @@ import type {
   EarlierLines,
   FilterFacts,
   JobNoticeFacts,
+  NotifiedFacts,
   KillOutcome,
   LockBlockerFacts,
   LockOwnerFacts,
@@ -327,7 +328,8 @@ export function waitingForLocksNow(id: number, wants: readonly LockResourceFacts
  * The line at the end of an answer that tells of a job's end (or late start), with what is left
  * to read: `(job 2 exited 1 0:42 npm test: 37 new lines; job_status {"id": 2} reads them)`.
  */
-export function jobNotice({ id, event, state, header, unread, readFrom, limits }: JobNoticeFacts, dialect: Dialect = 'tool'): string {
+export function jobNotice({ id, event, state, header, unread, readFrom, limits, notified }: JobNoticeFacts, dialect: Dialect = 'tool'): string {
+  if (event === 'notified' && notified) return `(${header}: ${notifiedText(id, notified, dialect)})`;
   const status = jobCall(dialect, 'job_status', id);
   const reached = limits ? limitReached(limits) : null;
   const started = event === 'started' ? 'started after waiting for its locks; ' : reached !== null ? `${reached}; ` : '';
@@ -339,6 +341,16 @@ export function jobNotice({ id, event, state, header, unread, readFrom, limits }
     rest = `${plural(unread, 'new line')}; ${read} reads ${unread === 1 ? 'it' : 'them'}`;
   }
   return `(${header}: ${started}${rest})`;
+}
+
+/** What a notify watch saw: the port it listens on, or the first matching line and how many matched. */
+function notifiedText(id: number, { port, pattern, line, lineNumber, count, everyLine }: NotifiedFacts, dialect: Dialect): string {
+  if (port !== undefined) return `listens on port ${port}`;
+  const what = JSON.stringify(pattern ?? '');
+  if (count === 1) return `line ${lineNumber} matches ${what}: ${line}`;
+  const read = jobCall(dialect, 'job_status', id, { filter: pattern ?? '' });
+  const every = everyLine ? '; every line matched, so a narrower notify tells more' : '';
+  return `${count} new lines match ${what}, the first line ${lineNumber}: ${line}; ${read} reads them${every}`;
 }
 
 /** The list's line when there is no job at all. */

@@ -10,7 +10,8 @@ import { InvalidInputError } from '../../src/protocol/errors.js';
 import type { InputWrite, JobFacts, KillParams, SignalName, SpawnParams, SpawnReply, SupervisorConfig } from '../../src/protocol/messages.js';
 import type { ContainmentStrategy, JobIdentity } from '../containment/index.js';
 import { OutputRing, type ReadOptions, type OutputRead } from '../output/index.js';
-import type { WaitableJob } from '../requests/read-wait.js';
+import type { OutputLine } from '../../src/protocol/output.js';
+import type { WatchableJob } from './notify-watch.js';
 import { jobMarker } from '../names.js';
 import { PortProbe } from '../platform/ports.js';
 import { stopAbandoned } from './abandon.js';
@@ -56,7 +57,7 @@ const WAIT_SCAN_BYTES = 4 * 1024 * 1024;
 export type JobPhase = 'running' | 'exited' | 'cleaned-up' | 'drained';
 const PHASES: readonly JobPhase[] = ['running', 'exited', 'cleaned-up', 'drained'];
 
-export class SupervisedJob implements WaitableJob {
+export class SupervisedJob implements WatchableJob {
   readonly id: number;
   readonly ring: OutputRing;
   readonly identity: JobIdentity;
@@ -384,6 +385,11 @@ export class SupervisedJob implements WaitableJob {
   portCheck(port: number): () => boolean {
     const probe = new PortProbe(port);
     return () => !this.ended && probe.check(this.identity.pid, () => this.strategy.members(this.identity));
+  }
+
+  /** Calls `tap` with each line completed from now on, as it is ingested (notify watches). */
+  onLine(tap: (line: OutputLine) => void): () => void {
+    return this.ring.tap(tap);
   }
 
   onChange(wake: () => void): () => void {

@@ -88,6 +88,9 @@ export class OutputRing {
   /** Scratch result of `cutLongLine`. */
   private readonly range: LineRange = { start: 0, len: 0, cut: 0 };
 
+  /** Told of each completed line as it is ingested (notify watches): none, in the common case. */
+  private readonly taps = new Set<(line: OutputLine) => void>();
+
   private droppedLines = 0;
   private truncatedLines = 0;
   private truncatedBytes = 0;
@@ -104,6 +107,15 @@ export class OutputRing {
     // All that the two bounds let the ring keep (see above).
     this.arena = new ByteArena(Math.min(maxBytes + RUN_MAX_GAP * maxLines, bufferConstants.MAX_LENGTH));
     this.pending = [new PendingLine(maxLineBytes), new PendingLine(maxLineBytes)];
+  }
+
+  /**
+   * Calls `tap` with each line completed from now on, rendered as a read renders it, before any
+   * bound can evict it; returns the function that stops it. A tap must not throw.
+   */
+  tap(tap: (line: OutputLine) => void): () => void {
+    this.taps.add(tap);
+    return () => this.taps.delete(tap);
   }
 
   /** Completed lines so far; compare with an earlier value to notice new lines cheaply. */
@@ -211,6 +223,10 @@ export class OutputRing {
       const raw = Buffer.from(src.subarray(off, off + len));
       this.head.push({ seq, stream, raw, cut });
       this.headBytes += len;
+    }
+    if (this.taps.size > 0) {
+      const line = outputLine(seq, stream, src, off, off + len, cut);
+      for (const tap of this.taps) tap(line);
     }
     if (!index.hasRoom()) this.evict();
     index.add(off, len, cut, stream);

@@ -4,11 +4,13 @@ import { SupervisedJob } from '../jobs/job.js';
 import type { Handlers, RequestContext } from './context.js';
 import { endEvents } from './end-events.js';
 import { compilePattern, waitOnOutput } from './read-wait.js';
+import { NotifyWatches } from '../jobs/notify-watch.js';
 import { filterOutput } from '../output/filter.js';
 
-export function jobHandlers(context: RequestContext): Handlers<'environment' | 'spawn' | 'kill' | 'read' | 'write' | 'facts' | 'forget'> {
+export function jobHandlers(context: RequestContext): Handlers<'environment' | 'spawn' | 'kill' | 'read' | 'write' | 'facts' | 'notify' | 'forget'> {
   const { state } = context;
   const ends = endEvents((event) => context.send(event));
+  const watches = new NotifyWatches((event) => context.send(event));
   return {
     environment: ({ version, entries }) => {
       state.environment.set(version, entries);
@@ -23,6 +25,8 @@ export function jobHandlers(context: RequestContext): Handlers<'environment' | '
       };
       try {
         const job = await SupervisedJob.start(params, env, strategy, config, hooks, (started) => state.jobs.set(started.id, started));
+        // From the first line on; a job that already ended still has its output to scan.
+        for (const watch of params.notify ?? []) watches.add(job, { ...watch, from: -1 }, true);
         return job.reply;
       } catch (error) {
         state.pokeEndedJobs();
@@ -51,6 +55,10 @@ export function jobHandlers(context: RequestContext): Handlers<'environment' | '
       return { facts: job.facts(), input, closed };
     },
     facts: ({ job }) => state.job(job).facts(),
+    notify: ({ job, watch }) => {
+      watches.add(state.job(job), watch);
+      return null;
+    },
     forget: ({ job: id }) => {
       const job = state.job(id);
       if (!job.cleanedUp) throw new InvalidInputError(`job ${id} is still running; only finished jobs can be forgotten`);

@@ -123,7 +123,7 @@ describe('tools.definitions', () => {
   it('openai-strict: optional fields are unions with null (null among an enum’s values), required ones are not', () => {
     const [background, , jobKill] = tools().definitions({ flavor: 'openai-strict' });
     const bg = background!.function.parameters as { properties: Record<string, Node>; required: string[] };
-    expect(bg.required).toEqual(['command', 'locks', 'stdin', 'merge', 'tty', 'timeout', 'wait', 'until', 'until_port']);
+    expect(bg.required).toEqual(['command', 'locks', 'stdin', 'merge', 'tty', 'timeout', 'wait', 'until', 'until_port', 'notify']);
     expect(bg.properties.command!.type).toBe('string');
     expect(bg.properties.timeout!.type).toEqual(['number', 'null']);
     expect(bg.properties.locks).toMatchObject({ type: ['array', 'null'], items: { type: 'string' } });
@@ -153,9 +153,10 @@ describe('tools.definitions', () => {
     expect(checks.filter((schema) => violations('openai-strict', schema).some((line) => line.endsWith('not required')))).toHaveLength(4);
     expect(checks.filter((schema) => violations('openai-strict', schema).some((line) => line.endsWith(': examples')))).toHaveLength(5);
     // Anthropic strict: 32 numeric, length and item bounds (5 of them maximum: 9007199254740991, the job id),
-    // and since then the 4 of until_port (issue 13, item 5: minimum 1, maximum 65535 on two tools).
+    // since then the 4 of until_port (issue 13, item 5: minimum 1, maximum 65535 on two tools), and
+    // the 4 of notify (issue 26: minLength, maxLength on two tools).
     const bounds = /: (minimum|maximum|exclusiveMinimum|minLength|maxLength|maxItems)$/;
-    expect(checks.flatMap((schema) => violations('anthropic', schema)).filter((line) => bounds.test(line))).toHaveLength(32 + 4);
+    expect(checks.flatMap((schema) => violations('anthropic', schema)).filter((line) => bounds.test(line))).toHaveLength(32 + 4 + 4);
     expect(JSON.stringify(checks).match(/"maximum":9007199254740991/g)).toHaveLength(5); // 4 job ids and job_status's since
   });
 });

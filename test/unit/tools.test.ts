@@ -118,7 +118,7 @@ describe('schemas', () => {
     expect(describeAccepted(jobStatusSchema(limits).check)).toBe(
       '{"id"?: whole number from 0 to 9007199254740991, "lines"?: whole number from 0 to 1000000, ' +
         '"since"?: whole number from -1 to 9007199254740991, "filter"?: string, "max_bytes"?: whole number from 1 to 65536, ' +
-        '"wait"?: number from 0 to 600, "until"?: string of 1 to 1000 characters, "until_port"?: whole number from 1 to 65535}',
+        '"wait"?: number from 0 to 600, "until"?: string of 1 to 1000 characters, "until_port"?: whole number from 1 to 65535, "notify"?: string of 1 to 1000 characters}',
     );
     expect(tools.all.map((tool) => `${tool.name}:${tool.level}`)).toEqual(['background:2', 'job_status:0', 'job_kill:2', 'job_input:2', 'job_restart:2']);
   });
@@ -141,7 +141,7 @@ describe('validate', () => {
     [{}, 'command is required and missing'],
     [{ command: 5 }, 'command must be a string of 1 to 131071 characters; received the number 5'],
     [{ command: '' }, 'command must be a string of 1 to 131071 characters; received the string ""'],
-    [{ command: 'x', cwd: '/' }, 'unknown field "cwd" (the accepted fields are "command", "locks", "stdin", "merge", "tty", "timeout", "wait", "until", "until_port")'],
+    [{ command: 'x', cwd: '/' }, 'unknown field "cwd" (the accepted fields are "command", "locks", "stdin", "merge", "tty", "timeout", "wait", "until", "until_port", "notify")'],
     [{ command: 'x', locks: 'port:1' }, 'locks must be an array of at most 32 strings of 1 to 1024 characters; received the string "port:1"'],
     [{ command: 'x', locks: ['port:1', 2] }, 'locks[1] must be a string of 1 to 1024 characters; received the number 2'],
     [{ command: 'x', locks: Array(33).fill('port:1') }, 'locks must be an array of at most 32 strings of 1 to 1024 characters; received an array of 33'],
@@ -163,7 +163,7 @@ describe('tool errors are answers', () => {
     ['job_status', { id: 1e300 }, /id must be a whole number from 0 to 9007199254740991; received the number 1e\+300\./],
     ['job_status', { id: '0.5' }, /id must be a whole number .*received the string "0\.5"\./],
     ['job_status', { id: 0, lines: -5 }, /lines must be a whole number from 0 to 1000000; received the number -5\./],
-    ['job_status', { id: 0, lines: 10, follow: true }, /unknown field "follow" \(the accepted fields are "id", "lines", "since", "filter", "max_bytes", "wait", "until", "until_port"\)/],
+    ['job_status', { id: 0, lines: 10, follow: true }, /unknown field "follow" \(the accepted fields are "id", "lines", "since", "filter", "max_bytes", "wait", "until", "until_port", "notify"\)/],
     ['job_status', { id: 0, until: '(' }, /^job_status: bad input: until is not a regular expression RE2 can compile \(missing closing \): .*\); wait patterns are matched by RE2[^.]*\. Nothing was run\.$/],
     ['job_status', { lines: 10 }, /^job_status: bad input: "lines" needs an "id".* Use \{"id": 0, "lines": 200\} for one job, or \{\} to list every job\.$/],
     ['job_status', { id: 5 }, /^job_status: there is no job 5\. The jobs are 0\. job_status \{\} lists every job\.$/],
@@ -174,7 +174,7 @@ describe('tool errors are answers', () => {
     ['background', { command: 'a\0b' }, /^background: bad input: command contains a NUL character/],
     ['background', { command: 'é'.repeat(70_000) }, /^background: bad input: command is 140000 bytes long; at most 131071 bytes are accepted\. Put a long script in a file/],
     ['background', { command: 'x', locks: ['Port:1'] }, /^background: bad lock: bad lock resource "Port:1": the kind "Port" may only contain lowercase letters.* Nothing was started\.$/],
-    ['background', { command: 'x', shell: 'bash' }, /^background: bad input: unknown field "shell" \(the accepted fields are "command", "locks", "stdin", "merge", "tty", "timeout", "wait", "until", "until_port"\)\. Nothing was run\.$/],
+    ['background', { command: 'x', shell: 'bash' }, /^background: bad input: unknown field "shell" \(the accepted fields are "command", "locks", "stdin", "merge", "tty", "timeout", "wait", "until", "until_port", "notify"\)\. Nothing was run\.$/],
     ['background', { command: 'x', timeout: 0 }, /timeout must be a number above 0 and up to 604800; received the number 0/],
   ] as const)('%s %j', async (name, input, answer) => {
     const { runtime, calls } = fakeRuntime(jobs);
