@@ -391,9 +391,10 @@ export type SupervisorEvent =
   /**
    * Every process is gone and reaped, the cgroup removed, the last output read. With `exit`: the
    * leader's exit, not told by an 'exited' event before (both were ready in one turn, as for most
-   * short jobs, and go as one event: supervisor/requests/end-events.ts).
+   * short jobs, and go as one event: supervisor/requests/end-events.ts). `lines`: its output's
+   * lines in all, final now (a notice counts the unread ones without a read).
    */
-  | { event: 'cleaned-up'; job: number; at: number; exit?: LeaderExit; limits?: LimitFacts }
+  | { event: 'cleaned-up'; job: number; at: number; lines: number; exit?: LeaderExit; limits?: LimitFacts }
   /**
    * A watch's matches: the first complete line of a burst that matched (`seq`, `line`, cut to
    * NOTIFY_LINE_CHARS), how many lines of the burst matched (`count`) out of how many were read

@@ -58,6 +58,8 @@ export interface JobRecord extends JobView {
   /** Its limits and what they did, as the supervisor last said (the limits asked for, before it starts); null: none. */
   limits: LimitFacts | null;
   timeoutTimer: NodeJS.Timeout | null;
+  /** Its output's lines in all, once its last output is read (told with its cleanup); else null. */
+  totalLines: number | null;
   /** Its notify watches, numbered by their index (the number the supervisor's events carry). */
   watches: NotifySpec[];
 }
@@ -123,6 +125,7 @@ export function newJobRecord(id: number, input: RestartableInput): JobRecord {
     timedOut: false,
     limits: hasLimits(input.limits) ? { set: input.limits, by: { memory: null, processes: null, cpu: null }, reached: null, peakMemoryBytes: null, forkFailures: null, throttledMs: null } : null,
     timeoutTimer: null,
+    totalLines: null,
     watches: [...input.notify],
     stats: null,
   };

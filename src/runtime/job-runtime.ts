@@ -390,6 +390,7 @@ export class JobRuntime {
       input: (id, options) => this.input(id, options),
       restart: (id, options) => this.restart(id, options),
       notify: (id, notify) => this.notify(id, notify),
+      totalLines: (id) => this.jobs.get(id)?.totalLines ?? null,
       onJobEvent: (listener) => this.onJobEvent(listener),
       job: (id) => {
         const record = this.jobs.get(id);
@@ -512,6 +513,7 @@ export class JobRuntime {
     if (limits) record.limits = limits;
     if (exit) this.states.exited(record, exit.code, exit.signal, exit.at);
     if (event.event === 'cleaned-up') {
+      record.totalLines = event.lines;
       this.states.cleanedUp(record);
       this.jobs.evictFinished();
     }

@@ -25,6 +25,8 @@ export interface ToolRuntime {
   restart(id: number, options?: Pick<BackgroundInput, 'answerWithinMs'>): Promise<{ stopped: JobReport; started: JobReport }>;
   /** As JobRuntime.notify (a host's own runtime without it: the tools refuse `notify`). */
   notify?(id: number, notify: Notify | readonly Notify[]): Promise<void>;
+  /** Job `id`'s output lines in all once they are final (known without a read); else null. */
+  totalLines?(id: number): number | null;
   onJobEvent?(listener: (event: JobEvent) => void): () => void;
   /** Job `id`'s report without output; undefined when there is no such job. */
   job(id: number): JobReport | undefined;

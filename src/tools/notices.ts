@@ -24,7 +24,7 @@ export function noticeText(notice: JobNotice, dialect: Dialect = 'tool'): string
 }
 
 /** What the tracker uses of a runtime (the tools' runtime; `onJobEvent` is optional for hosts' own runtimes). */
-export type NoticeRuntime = Pick<ToolRuntime, 'job' | 'status' | 'onJobEvent'>;
+export type NoticeRuntime = Pick<ToolRuntime, 'job' | 'status' | 'onJobEvent' | 'totalLines'>;
 
 /** What the model has heard of one job; each flag only ever turns true. */
 interface Heard {
@@ -145,6 +145,8 @@ export class Notices {
   /** Lines after the last one shown; null when the job's output cannot be read. */
   private async unread(report: JobReport, shown: number): Promise<number | null> {
     if (report.state === 'failed' || report.state === 'cancelled' || report.state === 'lost') return null;
+    const final = this.runtime.totalLines?.(report.id);
+    if (final !== undefined && final !== null) return Math.max(0, final - (shown + 1));
     try {
       const total = (await this.runtime.status(report.id, { lines: 0 })).output?.totalLines;
       return total === undefined ? null : Math.max(0, total - (shown + 1));

@@ -12,7 +12,7 @@ import type { LimitFacts } from '../../src/protocol/limits.js';
 
 export interface EndEvents {
   exited(job: number, exit: LeaderExit): void;
-  cleanedUp(job: number, limits: LimitFacts | null): void;
+  cleanedUp(job: number, limits: LimitFacts | null, lines: number): void;
 }
 
 export function endEvents(send: (event: SupervisorEvent) => void): EndEvents {
@@ -26,10 +26,10 @@ export function endEvents(send: (event: SupervisorEvent) => void): EndEvents {
       if (held.size === 0) process.nextTick(release);
       held.set(job, exit);
     },
-    cleanedUp(job, limits) {
+    cleanedUp(job, limits, lines) {
       const exit = held.get(job);
       held.delete(job);
-      send({ event: 'cleaned-up', job, at: Date.now(), ...(exit ? { exit } : {}), ...(limits ? { limits } : {}) });
+      send({ event: 'cleaned-up', job, at: Date.now(), lines, ...(exit ? { exit } : {}), ...(limits ? { limits } : {}) });
     },
   };
 }

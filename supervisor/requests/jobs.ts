@@ -21,7 +21,7 @@ export function jobHandlers(context: RequestContext): Handlers<'environment' | '
       const env = state.environment.of(params);
       const hooks = {
         onExited: (exited: SupervisedJob) => ends.exited(exited.id, exited.exit!),
-        onDone: (finished: SupervisedJob) => ends.cleanedUp(finished.id, finished.limitFacts),
+        onDone: (finished: SupervisedJob) => ends.cleanedUp(finished.id, finished.limitFacts, finished.lineCount),
       };
       try {
         const job = await SupervisedJob.start(params, env, strategy, config, hooks, (started) => state.jobs.set(started.id, started));
