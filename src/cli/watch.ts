@@ -9,6 +9,7 @@ import { formatBytes as formatMemory } from '../reports/stats-format.js';
 import type { JobRuntime } from '../runtime/job-runtime.js';
 import { NO_COLOUR, reverse, type Palette } from './colour.js';
 import { toolPortOf } from '../runtime/tool-port.js';
+import { limitStopWords } from '../reports/report.js';
 
 /** The per-job figures the runtime reports (`JobReport.stats`, running jobs only); null where absent. */
 export interface ShownStats {
@@ -68,7 +69,7 @@ export function readStats(report: JobReport): ShownStats {
 /** `exited 0`, `killed SIGTERM`, `running`. */
 export function stateWord(report: Pick<JobReport, 'state' | 'exitCode' | 'signal'> & { limits?: JobReport['limits'] }): string {
   if (report.state === 'exited') return `exited ${report.exitCode ?? '?'}`;
-  if (report.state === 'killed' && report.limits?.reached) return `killed: ${report.limits.reached === 'memory' ? 'memory' : 'process'} limit`;
+  if (report.state === 'killed' && report.limits?.reached) return `killed: ${limitStopWords(report.limits.reached)}`;
   if (report.state === 'killed') return `killed ${report.signal ?? '?'}`;
   return report.state;
 }

@@ -17,12 +17,17 @@ export type LimitMechanism = 'cgroup-v2' | 'cgroup-v1' | 'watchdog';
 
 export type LimitKind = 'memory' | 'processes' | 'cpu';
 
+/** A limit that stops a job: its own memory or process limit, or the memory limit of all jobs together. */
+export type LimitReached = 'memory' | 'processes' | 'all-jobs-memory';
+
 export interface LimitFacts {
   set: JobLimits;
   /** The mechanism of each limit set; null for a limit not set, or one nothing here can hold (cpu without a controller). */
   by: Record<LimitKind, LimitMechanism | null>;
-  /** The limit that stopped the job, once it did. */
-  reached: 'memory' | 'processes' | null;
+  /** The limit that stopped the job, once it did (`all-jobs-memory`: the runtime's, for all jobs together). */
+  reached: LimitReached | null;
+  /** With `all-jobs-memory`: that limit, and what all jobs used together when this one was stopped. */
+  allJobs?: { limitBytes: number; totalBytes: number };
   /** The most memory the job was seen to use (a controller's own peak; the watchdog's samples). */
   peakMemoryBytes: number | null;
   /** Forks refused at the process limit (a controller counts them; the watchdog cannot). */

@@ -58,6 +58,8 @@ const supervisorConfig = object({
   /** Switches only tests set: the fork path instead of clone3, where leaders are spawned. */
   testing: optional(object({ forceFork: boolean(), spawnOn: oneOf(SPAWN_PLACEMENTS), limitsBy: oneOf(LIMITS_BY) })),
   killGraceMs: integer(0),
+  /** The memory of all jobs together (supervisor/limits/all-jobs.ts); over it, the largest job is stopped. */
+  allJobsMemoryBytes: optional(integer(1)),
   /** How long output is still drained after a job's processes are gone. */
   drainMs: integer(0),
   output: object({ maxLines: integer(1), maxLineBytes: integer(1), maxBytes: integer(1), headLines: integer(0) }),

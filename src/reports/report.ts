@@ -321,3 +321,6 @@ export function listReportText(list: JobListReport, dialect: Dialect = 'tool'): 
 export function listText(reports: readonly JobReport[], maxJobs: number): string {
   return buildListReport(reports, maxJobs).text;
 }
+
+/** The limit that stopped a job in a few words, for a person's table (the shell's `watch`). */
+export { limitStopWords } from '../wording/index.js';

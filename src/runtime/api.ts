@@ -5,7 +5,7 @@
 import type { Limits } from './limits.js';
 import type { Notify } from './notify.js';
 import type { NotifiedFacts } from '../facts.js';
-import type { LimitKind, LimitMechanism } from '../protocol/limits.js';
+import type { LimitKind, LimitMechanism, LimitReached } from '../protocol/limits.js';
 import type { ResourceSpec } from '../locks/index.js';
 import type { Containment, SignalName } from '../protocol/messages.js';
 
@@ -89,8 +89,8 @@ export interface KillOptions {
 export interface JobEvent {
   type: 'started' | 'exited' | 'failed' | 'cancelled' | 'lost' | 'cleaned-up' | 'notified';
   job: number;
-  /** With `exited`: the limit that stopped the job, when one did. */
-  limitReached?: 'memory' | 'processes';
+  /** With `exited`: the limit that stopped the job, when one did (`all-jobs-memory`: allJobsMemoryBytes). */
+  limitReached?: LimitReached;
   /**
    * With `notified`: what a notify watch saw. A burst of matches is one event (the first line, its
    * number, the count; `everyLine` when each line read matched), at most one per watch every
@@ -110,5 +110,5 @@ export interface Capabilities {
   /** `maxReadBytes`: the largest `maxBytes` a status may ask for. */
   limits: { outputLines: number; lineBytes: number; outputBytes: number; maxCommandBytes: number; maxReadBytes: number };
   /** Job limits: the host's (every job's defaults and ceilings), and what holds each kind here (null: nothing can). */
-  jobLimits: { host: Limits; by: Record<LimitKind, LimitMechanism | null> };
+  jobLimits: { host: Limits; by: Record<LimitKind, LimitMechanism | null>; allJobsMemoryBytes: number | null };
 }

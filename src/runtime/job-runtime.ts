@@ -355,7 +355,7 @@ export class JobRuntime {
       supervisorPid: hello.pid,
       signals: [...SIGNAL_NAMES],
       maxJobs: this.options.maxJobs,
-      limitations: [...containmentLimitations(hello.containment), ...limitLimitations(limitMechanisms), ...lockDirLimitations(hello.locks)],
+      limitations: [...containmentLimitations(hello.containment), ...limitLimitations(limitMechanisms, this.options.allJobsMemoryBytes), ...lockDirLimitations(hello.locks)],
       limits: {
         outputLines: this.options.outputLines,
         lineBytes: this.options.lineBytes,
@@ -363,7 +363,7 @@ export class JobRuntime {
         maxCommandBytes: MAX_COMMAND_BYTES,
         maxReadBytes: this.options.maxReadBytes,
       },
-      jobLimits: { host: limitsInput(this.options.limits), by: limitMechanisms },
+      jobLimits: { host: limitsInput(this.options.limits), by: limitMechanisms, allJobsMemoryBytes: this.options.allJobsMemoryBytes },
     };
   }
 
@@ -493,6 +493,7 @@ export class JobRuntime {
       lockDir: o.lockDir,
       ...(o.testing === null ? {} : { testing: o.testing }),
       killGraceMs: o.killGraceMs,
+      ...(o.allJobsMemoryBytes === null ? {} : { allJobsMemoryBytes: o.allJobsMemoryBytes }),
       drainMs: DRAIN_MS,
       output: { maxLines: o.outputLines, maxLineBytes: o.lineBytes, maxBytes: o.outputBytes, headLines: OUTPUT_HEAD_LINES },
     };

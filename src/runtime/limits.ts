@@ -16,8 +16,8 @@ export interface Limits {
   processes?: number;
 }
 
-const MIN_MEMORY = 1 << 20;
-const MAX_MEMORY = 2 ** 50;
+export const MIN_LIMIT_MEMORY = 1 << 20;
+export const MAX_LIMIT_MEMORY = 2 ** 50;
 const MAX_PROCESSES = 4_194_304;
 const MAX_CPUS = 1024;
 
@@ -31,7 +31,7 @@ export function checkLimits(where: string, value: unknown): JobLimits {
   const unknown = Object.keys(given).filter((key) => !['memoryBytes', 'cpus', 'processes'].includes(key));
   if (unknown.length > 0) throw new TypeError(`${where} has no field ${unknown.join(', ')}: it takes memoryBytes, cpus and processes`);
   return {
-    memoryBytes: given.memoryBytes === undefined ? null : checkInteger(`${where}.memoryBytes`, given.memoryBytes, MIN_MEMORY, MAX_MEMORY),
+    memoryBytes: given.memoryBytes === undefined ? null : checkInteger(`${where}.memoryBytes`, given.memoryBytes, MIN_LIMIT_MEMORY, MAX_LIMIT_MEMORY),
     processes: given.processes === undefined ? null : checkInteger(`${where}.processes`, given.processes, 1, MAX_PROCESSES),
     cpuMillis: given.cpus === undefined ? null : cpuMillis(`${where}.cpus`, given.cpus),
   };

@@ -2,7 +2,7 @@
  * Runtime options: defaults in one place (each with where it comes from), normalised once and
  * validated with messages that name the option, say what is accepted, and show what was received.
  */
-import { checkLimits, type Limits } from './limits.js';
+import { checkLimits, MAX_LIMIT_MEMORY, MIN_LIMIT_MEMORY, type Limits } from './limits.js';
 import type { JobLimits } from '../protocol/limits.js';
 import os from 'node:os';
 import path from 'node:path';
@@ -105,6 +105,9 @@ export interface JobRuntimeOptions {
   startSupervisor?: SupervisorStart;
   /** Every job's limits, and the ceilings a call's own `limits` may only tighten. Default: none. */
   limits?: Limits;
+  /** Memory of all jobs together, in bytes (at least 1 MiB): over it, the job using the most is
+   * stopped whole, and again until they are below it. Held by the supervisor's watchdog. Default: none. */
+  allJobsMemoryBytes?: number;
 }
 
 export type SupervisorStart = 'eager' | 'lazy';
@@ -127,6 +130,7 @@ export interface NormalizedOptions {
   outputBytes: number;
   startSupervisor: SupervisorStart;
   limits: JobLimits;
+  allJobsMemoryBytes: number | null;
   /** The largest `maxBytes` a status may ask for (derived: see maxReadBytes). */
   maxReadBytes: number;
 }
@@ -171,6 +175,7 @@ export function normalizeOptions(options: JobRuntimeOptions = {}): NormalizedOpt
     outputBytes: integerOption('outputBytes', options.outputBytes, OUTPUT_MAX_BYTES, 1024, 1024 * 1024 * 1024),
     startSupervisor,
     limits: checkLimits('option limits', options.limits),
+    allJobsMemoryBytes: options.allJobsMemoryBytes === undefined ? null : integerOption('allJobsMemoryBytes', options.allJobsMemoryBytes, 0, MIN_LIMIT_MEMORY, MAX_LIMIT_MEMORY),
     maxReadBytes: maxReadBytes(outputLines, lineBytes),
   };
 }

@@ -12,18 +12,19 @@ import type { ContainmentStrategy, JobIdentity } from '../containment/index.js';
 import { OutputRing, type ReadOptions, type OutputRead } from '../output/index.js';
 import type { OutputLine } from '../../src/protocol/output.js';
 import type { WatchableJob } from './notify-watch.js';
+import type { MeteredJob } from '../limits/all-jobs.js';
 import { jobMarker } from '../names.js';
 import { PortProbe } from '../platform/ports.js';
 import { stopAbandoned } from './abandon.js';
 import { injectFault } from './faults.js';
 import { hasUnreapedChildren } from './zombies.js';
 import type { JobLimitHold } from '../limits/job-limits.js';
-import type { LimitFacts } from '../../src/protocol/limits.js';
+import { NO_LIMITS, type LimitFacts } from '../../src/protocol/limits.js';
 import { pipeInput, terminalInput, type JobInput } from './job-input.js';
 import { JobTerminal, type Terminal } from './terminal.js';
 import { JobOutput } from './job-output.js';
 import { spawnError, spawnFailure, spawnJobLeader, type SpawnedLeader } from './job-spawn.js';
-import { jobStats } from './stats.js';
+import { jobMemoryBytes, jobStats } from './stats.js';
 import { onHostBootClock } from '../platform/procfs.js';
 import { KeptFiles, KeptMemberFiles } from '../platform/kept-files.js';
 import { room, SPAWN_DESCRIPTORS } from '../platform/descriptors.js';
@@ -57,7 +58,7 @@ const WAIT_SCAN_BYTES = 4 * 1024 * 1024;
 export type JobPhase = 'running' | 'exited' | 'cleaned-up' | 'drained';
 const PHASES: readonly JobPhase[] = ['running', 'exited', 'cleaned-up', 'drained'];
 
-export class SupervisedJob implements WatchableJob {
+export class SupervisedJob implements WatchableJob, MeteredJob {
   readonly id: number;
   readonly ring: OutputRing;
   readonly identity: JobIdentity;
@@ -78,6 +79,9 @@ export class SupervisedJob implements WatchableJob {
   /** Waiting reads (requests/read-wait.ts), woken on new output, on the leader's exit and on completion. */
   private readonly changeListeners = new Set<() => void>();
   private wakeScheduled = false;
+  /** A limit stops it (its own, or that of all jobs: then what all jobs used). */
+  private reachedOwnLimit = false;
+  private allJobsStop: { limitBytes: number; totalBytes: number; jobBytes: number } | null = null;
 
   private constructor(
     params: SpawnParams,
@@ -161,6 +165,7 @@ export class SupervisedJob implements WatchableJob {
 
   /** A limit that stops the job was reached: every process is killed now, with no grace. */
   private stopAtLimit(): void {
+    this.reachedOwnLimit = true;
     if (this.cleanedUp) return;
     if (this.cleanup) this.strategy.killAll(this.identity);
     else this.cleanup = this.stop('KILL', 0);
@@ -250,9 +255,25 @@ export class SupervisedJob implements WatchableJob {
     return job;
   }
 
-  /** Its limits and what they did, when it has any. */
+  /** Its limits and what they did, when it has any (or the limit of all jobs stopped it). */
   get limitFacts(): LimitFacts | null {
-    return this.limits?.facts() ?? null;
+    const own = this.limits?.facts() ?? null;
+    if (this.allJobsStop === null) return own;
+    const { limitBytes, totalBytes, jobBytes } = this.allJobsStop;
+    const base = own ?? { set: NO_LIMITS, by: { memory: null, processes: null, cpu: null }, reached: null, peakMemoryBytes: null, forkFailures: null, throttledMs: null };
+    return { ...base, reached: base.reached ?? 'all-jobs-memory', peakMemoryBytes: Math.max(base.peakMemoryBytes ?? 0, jobBytes), allJobs: { limitBytes, totalBytes } };
+  }
+
+  /** Its memory now, for the limit of all jobs (supervisor/limits/all-jobs.ts); null once stopping or done. */
+  memoryForAllJobs(): number | null {
+    if (this.cleanedUp || this.allJobsStop !== null || this.reachedOwnLimit) return null;
+    return jobMemoryBytes(this.identity, this.strategy.members(this.identity));
+  }
+
+  /** All jobs together went past their memory limit and this one used the most: it is stopped whole, now. */
+  stopForAllJobs(sample: { limitBytes: number; totalBytes: number; jobBytes: number }): void {
+    this.allJobsStop = sample;
+    this.stopAtLimit();
   }
 
   /** What the job is now; `withStats` adds its resources (a /proc and cgroup read). */
@@ -286,7 +307,8 @@ export class SupervisedJob implements WatchableJob {
     // hold nothing more: then the exit is handled now (the usual case for a job whose processes
     // are all gone: the kernel closed the pipes before the reaper saw the exit).
     (this.output.ended ? (fn: () => void) => fn() : afterNextPoll)(() => {
-      this.exit = { code, signal: signal ? signalName(signal) : null, at, ...(this.limits ? { limits: this.limits.facts() } : {}) };
+      const limits = this.limitFacts;
+      this.exit = { code, signal: signal ? signalName(signal) : null, at, ...(limits ? { limits } : {}) };
       this.enter('exited');
     });
   }

@@ -3,6 +3,7 @@
  * diagnostics, shutdown, and cleanup-lost (stop what a dead supervisor left behind).
  */
 import { configureLimits, limitMechanisms } from '../limits/context.js';
+import { watchAllJobsMemory } from '../limits/all-jobs.js';
 import { spawnsOnThreads } from '../jobs/leader-spawn.js';
 import { dieIfInjected, injectFault } from '../jobs/faults.js';
 import { ProtocolError } from '../../src/protocol/errors.js';
@@ -50,6 +51,7 @@ export function sessionHandlers(context: RequestContext): Handlers<'hello' | 'pi
       dieIfInjected('hello-adopted');
       state.start({ config, strategy, scope, locks });
       configureLimits({ watchdogOnly: config.testing?.limitsBy === 'watchdog', cgroupRoot: strategy.info.cgroupRoot });
+      if (config.allJobsMemoryBytes !== undefined) watchAllJobsMemory(config.allJobsMemoryBytes, () => state.jobs.values());
       // From now on the runtime's death kills every job from the signal handler, at once.
       if (strategy.everyJobKillFd !== null) native.killOnParentDeath(strategy.everyJobKillFd);
       // What dead instances left (a runtime killed together with its supervisor). The search reads
