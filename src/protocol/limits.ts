@@ -34,6 +34,10 @@ export interface LimitFacts {
   forkFailures: number | null;
   /** Time the job was held back at its CPU limit, in ms. */
   throttledMs: number | null;
+  /** cgroup v2: times it went past memory.high (a little below its memory limit) and was slowed. */
+  slowedAtMemoryHigh?: number | null;
+  /** cgroup v2: share of the last 10 s some of its tasks stalled on memory, in %. */
+  memoryPressure?: number | null;
 }
 
 export const NO_LIMITS: JobLimits = { memoryBytes: null, processes: null, cpuMillis: null };

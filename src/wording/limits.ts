@@ -46,6 +46,10 @@ export function limitLines(facts: LimitFacts, state: string): string[] {
   if (facts.peakMemoryBytes !== null && facts.set.memoryBytes !== null) notes.push(`peak ${formatBytes(facts.peakMemoryBytes)}`);
   if (facts.forkFailures) notes.push(`${plural(facts.forkFailures, 'fork')} refused at the process limit`);
   if (facts.throttledMs) notes.push(`held back ${(facts.throttledMs / 1000).toFixed(1)}s at the cpu limit`);
+  if (facts.slowedAtMemoryHigh) {
+    const pressure = facts.memoryPressure ? `, stalled ${facts.memoryPressure}% of the last 10 s` : '';
+    notes.push(`slowed ${plural(facts.slowedAtMemoryHigh, 'time')} near its memory limit${pressure}`);
+  }
   const limits = (['memory', 'processes', 'cpu'] as const).map((kind) => limitText(kind, facts)).filter((text) => text !== null);
   const verb = state === 'running' || state === 'starting' || state === 'waiting' ? 'limits' : 'ran under limits';
   return [`${verb}: ${limits.join(' · ')}${notes.length > 0 ? `; ${notes.join(', ')}` : ''}`];

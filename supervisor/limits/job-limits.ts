@@ -30,6 +30,7 @@ export class JobLimitHold {
   private reached: 'memory' | 'processes' | null = null;
   private watchdogPeak: number | null = null;
   private last: Pick<LimitFacts, 'peakMemoryBytes' | 'forkFailures' | 'throttledMs'> = { peakMemoryBytes: null, forkFailures: null, throttledMs: null };
+  private memoryHigh: Pick<LimitFacts, 'slowedAtMemoryHigh' | 'memoryPressure'> = {};
 
   /**
    * Sets the job's limits up before its spawn: written into its cgroup `cgroup` (made, still
@@ -98,6 +99,7 @@ export class JobLimitHold {
     if (this.cgroup !== null && KINDS.some((kind) => this.by[kind] === 'cgroup-v2')) {
       const v2 = readV2Limits(this.cgroup);
       this.last = { peakMemoryBytes: v2.peakMemoryBytes, forkFailures: v2.forkFailures, throttledMs: v2.throttledMs };
+      if (this.by.memory === 'cgroup-v2') this.memoryHigh = { slowedAtMemoryHigh: v2.slowedAtMemoryHigh, memoryPressure: v2.memoryPressure };
       if (this.by.memory === 'cgroup-v2' && v2.oomKilled) reached = 'memory';
     }
     if (Object.keys(this.v1).length > 0) {
@@ -142,6 +144,7 @@ export class JobLimitHold {
       peakMemoryBytes: this.by.memory === 'watchdog' ? this.watchdogPeak : this.last.peakMemoryBytes,
       forkFailures: this.last.forkFailures,
       throttledMs: this.last.throttledMs,
+      ...this.memoryHigh,
     };
   }
 }

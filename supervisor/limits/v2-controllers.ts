@@ -55,8 +55,26 @@ export function writeV2Limits(dir: string, limits: JobLimits, controllers: reado
   }
 }
 
-/** What the job's cgroup says now: an OOM kill (of the group), the peak, refused forks, throttled time, and whether it is held at memory.high. */
-export function readV2Limits(dir: string): { oomKilled: boolean; peakMemoryBytes: number | null; forkFailures: number | null; throttledMs: number | null; slowed: boolean } {
+/** What a job's v2 controllers say: see readV2Limits. */
+export interface V2Reading {
+  oomKilled: boolean;
+  peakMemoryBytes: number | null;
+  forkFailures: number | null;
+  throttledMs: number | null;
+  /** Times it went past memory.high and was reclaimed and slowed (memory.events `high`). */
+  slowedAtMemoryHigh: number | null;
+  /** Share of the last 10 s some of its tasks stalled on memory, in % (memory.pressure `some avg10`). */
+  memoryPressure: number | null;
+}
+
+/** The `some avg10=` of a pressure file, in %. */
+function pressureAvg10(text: string | null): number | null {
+  const match = text === null ? null : /^some avg10=([\d.]+)/m.exec(text);
+  return match ? Number(match[1]) : null;
+}
+
+/** What the job's cgroup says now: an OOM kill (of the group), the peak, refused forks, throttled time, and how much memory.high slowed it. */
+export function readV2Limits(dir: string): V2Reading {
   const events = readCgroupFile(dir, 'memory.events');
   const peak = readCgroupFile(dir, 'memory.peak');
   const throttledUs = field(readCgroupFile(dir, 'cpu.stat'), 'throttled_usec');
@@ -65,6 +83,7 @@ export function readV2Limits(dir: string): { oomKilled: boolean; peakMemoryBytes
     peakMemoryBytes: peak === null ? null : Number(peak.trim()),
     forkFailures: field(readCgroupFile(dir, 'pids.events'), 'max'),
     throttledMs: throttledUs === null ? null : Math.round(throttledUs / 1000),
-    slowed: (field(events, 'high') ?? 0) > 0,
+    slowedAtMemoryHigh: field(events, 'high'),
+    memoryPressure: pressureAvg10(readCgroupFile(dir, 'memory.pressure')),
   };
 }

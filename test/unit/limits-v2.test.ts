@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { JobLimitHold } from '../../supervisor/limits/job-limits.js';
 import { enableV2Controllers, readV2Limits, v2ControllersOf } from '../../supervisor/limits/v2-controllers.js';
 import type { ContainmentStrategy, JobIdentity } from '../../supervisor/containment/index.js';
+import { limitLines } from '../../src/wording/limits.js';
 
 const MB = 1 << 20;
 const dirs: string[] = [];
@@ -57,10 +58,31 @@ describe('limits through cgroup v2 controllers', () => {
     expect(hold.facts()).toMatchObject({ reached: 'memory', peakMemoryBytes: 130 * MB, forkFailures: 7, throttledMs: 450 });
   });
 
+  it('says how often memory.high slowed a running job, and how much it stalled, in its limits line', () => {
+    const dir = fakeCgroup(['memory']);
+    const hold = new JobLimitHold({ memoryBytes: 512 * MB, processes: null, cpuMillis: null }, 0, dir);
+    fs.writeFileSync(path.join(dir, 'memory.events'), 'low 0\nhigh 12\nmax 0\noom 0\noom_kill 0\noom_group_kill 0\n');
+    fs.writeFileSync(path.join(dir, 'memory.pressure'), 'some avg10=35.20 avg60=10.01 avg300=2.00 total=812345\nfull avg10=20.00 avg60=5.00 avg300=1.00 total=412345\n');
+    fs.writeFileSync(path.join(dir, 'memory.peak'), `${470 * MB}\n`);
+    hold.watch(noMembers, identity, () => undefined);
+    const facts = hold.facts();
+    hold.stop();
+    expect(facts).toMatchObject({ reached: null, slowedAtMemoryHigh: 12, memoryPressure: 35.2 });
+    expect(limitLines(facts, 'running')).toEqual(['limits: memory 512 MB (cgroup); peak 470 MB, slowed 12 times near its memory limit, stalled 35.2% of the last 10 s']);
+    // Negative control: never past memory.high, nothing said of it.
+    fs.writeFileSync(path.join(dir, 'memory.events'), 'low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\noom_group_kill 0\n');
+    const calm = new JobLimitHold({ memoryBytes: 512 * MB, processes: null, cpuMillis: null }, 0, dir);
+    calm.watch(noMembers, identity, () => undefined);
+    const calmFacts = calm.facts();
+    calm.stop();
+    expect(calmFacts.slowedAtMemoryHigh).toBe(0);
+    expect(limitLines(calmFacts, 'running')[0]).not.toContain('slowed');
+  });
+
   it('negative control: no group OOM kill, no limit reached; a cgroup without the controllers gets none of the files', () => {
     const dir = fakeCgroup(['memory', 'pids', 'cpu']);
     fs.writeFileSync(path.join(dir, 'memory.events'), 'low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\noom_group_kill 0\n');
-    expect(readV2Limits(dir)).toMatchObject({ oomKilled: false, slowed: false });
+    expect(readV2Limits(dir)).toMatchObject({ oomKilled: false, slowedAtMemoryHigh: 0 });
     const bare = fakeCgroup([]);
     const hold = new JobLimitHold({ memoryBytes: 128 * MB, processes: null, cpuMillis: null }, 0, bare);
     expect(fs.existsSync(path.join(bare, 'memory.max'))).toBe(false);
