@@ -249,28 +249,29 @@ export async function run(ctx) {
       `utime + stime from /proc/PID/stat over the same windows (10 ms ticks): ${[...looked.map((entry) => `${entry.by} ${entry.ticks.toFixed(0)} ms`), `no limits ${measured[2].ticks.toFixed(0)} ms`].join(', ')}`,
     );
 
-    // CPU share: a busy loop at cpus 0.5 beside one with no cpu limit, each read from its stats.
+    // CPU share: a busy loop at cpus 0.5 beside one with no cpu limit, each read from its stats;
+    // by the controller the runtime picks, then by the watchdog (it freezes the job's cgroup).
     const cpuRows = [];
     const cpuWindows = ctx.runs(3, 1);
-    if (autoCaps.jobLimits.by.cpu === null) {
-      cpuRows.push(skippedRow(`cpus ${CPUS}`, 'no cpu controller in reach (capabilities: cpu limits by nothing)'));
-    } else {
-      const cpuBy = mechanismName(autoCaps.jobLimits.by.cpu);
-      const limited = await auto.background({ command: 'while :; do :; done', limits: { cpus: CPUS }, env: envWith(marker) });
-      const free = await auto.background({ command: 'while :; do :; done', env: envWith(marker) });
+    const cpuCase = async (runtime, by) => {
+      const limited = await runtime.background({ command: 'while :; do :; done', limits: { cpus: CPUS }, env: envWith(marker) });
+      const free = await runtime.background({ command: 'while :; do :; done', env: envWith(marker) });
       try {
         await sleep(200);
-        const [limitedShares, freeShares] = await Promise.all([cpuShare(auto, limited.id, cpuWindows, 1000), cpuShare(auto, free.id, cpuWindows, 1000)]);
-        const report = await auto.status(limited.id, { lines: 1 });
-        cpuRows.push(row(`cpus ${CPUS} by ${cpuBy}`, limitedShares, { unit: 'core', ours: true }));
-        cpuRows.push(row('no cpu limit, beside it', freeShares, { unit: 'core' }));
-        notes.push(`cpu: ${cpuWindows} window(s) of 1 s; CPU time from the job's stats (cpuSeconds); the limited loop was held back ${report.limits?.throttledMs ?? '-'} ms at its limit (report.limits.throttledMs)`);
+        const [limitedShares, freeShares] = await Promise.all([cpuShare(runtime, limited.id, cpuWindows, 1000), cpuShare(runtime, free.id, cpuWindows, 1000)]);
+        const report = await runtime.status(limited.id, { lines: 1 });
+        cpuRows.push(row(`cpus ${CPUS} by ${by}`, limitedShares, { unit: 'core', ours: true }));
+        cpuRows.push(row(`no cpu limit, beside it (${by})`, freeShares, { unit: 'core' }));
+        notes.push(`cpu by ${by}: ${cpuWindows} window(s) of 1 s; CPU time from the job's stats (cpuSeconds); the limited loop was held back ${report.limits?.throttledMs ?? '-'} ms at its limit (report.limits.throttledMs)`);
       } finally {
-        await auto.kill(limited.id, { signal: 'KILL' });
-        await auto.kill(free.id, { signal: 'KILL' });
+        await runtime.kill(limited.id, { signal: 'KILL' });
+        await runtime.kill(free.id, { signal: 'KILL' });
       }
-    }
-    cpuRows.push(skippedRow(`cpus ${CPUS} by ${WATCHDOG}`, `the watchdog holds no cpu limit (capabilities: cpu limits by ${watchdogCaps.jobLimits.by.cpu ?? 'nothing'})`));
+    };
+    if (autoCaps.jobLimits.by.cpu === null || autoCaps.jobLimits.by.cpu === 'watchdog') cpuRows.push(skippedRow(`cpus ${CPUS} by a controller`, `no cpu controller in reach (capabilities: cpu limits by ${autoCaps.jobLimits.by.cpu ?? 'nothing'})`));
+    else await cpuCase(auto, mechanismName(autoCaps.jobLimits.by.cpu));
+    if (watchdogCaps.jobLimits.by.cpu === 'watchdog') await cpuCase(watchdog, WATCHDOG);
+    else cpuRows.push(skippedRow(`cpus ${CPUS} by ${WATCHDOG}`, `the watchdog holds cpu only by freezing a job's own cgroup (cgroup mode); here: ${watchdogCaps.containment.mode}`));
     const cpu = group(`cpu: a busy shell loop, its CPU time ÷ wall time`, cpuRows);
     // A share beside an unlimited loop is no speed-up or slow-down; drop the ratio.
     for (const r of cpu.rows) delete r.ratio;

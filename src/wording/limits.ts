@@ -74,6 +74,9 @@ export function limitLimitations(by: Record<LimitKind, LimitMechanism | null>, a
         'the jobs can go past it by what they allocate in that time, and then the job using the most is stopped.',
     );
   }
+  if (by.cpu === 'watchdog') {
+    said.push("CPU limits are held by a watchdog that freezes a job's cgroup when its CPU time runs ahead of its share (looked at every 100 ms): the job runs in bursts, not evenly.");
+  }
   if (by.cpu === null) said.push('CPU limits cannot be held here (no cpu controller in reach): a job given cpus runs unthrottled, and its report says so.');
   return said;
 }

@@ -47,5 +47,6 @@ export function limitMechanisms(): Record<LimitKind, LimitMechanism | null> {
   const { v1, v2 } = limitsContext();
   const by = (controller: 'memory' | 'pids' | 'cpu', fallback: LimitMechanism | null): LimitMechanism | null =>
     v2.has(controller) ? 'cgroup-v2' : v1[controller] !== undefined ? 'cgroup-v1' : fallback;
-  return { memory: by('memory', 'watchdog'), processes: by('pids', 'watchdog'), cpu: by('cpu', null) };
+  // The CPU watchdog freezes a job's own cgroup: only in cgroup mode.
+  return { memory: by('memory', 'watchdog'), processes: by('pids', 'watchdog'), cpu: by('cpu', cgroupRoot !== null ? 'watchdog' : null) };
 }

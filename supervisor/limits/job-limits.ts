@@ -9,6 +9,7 @@ import { jobMemoryBytes } from '../jobs/stats.js';
 import { limitsContext } from './context.js';
 import { makeV1Groups, readV1Groups, removeV1Groups, type V1Controller, type V1Groups } from './v1-groups.js';
 import { readV2Limits, v2ControllersOf, writeV2Limits } from './v2-controllers.js';
+import { CpuWatchdog } from './cpu-watchdog.js';
 
 /** How often a limited job is looked at: the watchdog's overshoot is what a job allocates in this time. */
 export const LIMIT_WATCH_MS = 100;
@@ -25,6 +26,7 @@ let watchTicker: NodeJS.Timeout | null = null;
 export class JobLimitHold {
   private readonly by: Record<LimitKind, LimitMechanism | null>;
   private v1: V1Groups = {};
+  private cpu: CpuWatchdog | null = null;
   /** Its look while watched (a member of `watched`); null before and after. */
   private looking: (() => void) | null = null;
   private reached: 'memory' | 'processes' | null = null;
@@ -48,7 +50,8 @@ export class JobLimitHold {
       if (limits[VALUE_OF[kind]] === null) return null;
       if (v2.has(CONTROLLER_OF[kind])) return 'cgroup-v2';
       if (!context.watchdogOnly && context.v1[CONTROLLER_OF[kind]] !== undefined) return 'cgroup-v1';
-      return kind === 'cpu' ? null : 'watchdog';
+      // The CPU watchdog freezes the job's own cgroup: a job without one (process-group mode) has none.
+      return kind === 'cpu' && cgroup === null ? null : 'watchdog';
     };
     const by = { memory: mechanism('memory'), processes: mechanism('processes'), cpu: mechanism('cpu') };
     this.by = by;
@@ -57,6 +60,7 @@ export class JobLimitHold {
     if (v2Held.length > 0) writeV2Limits(cgroup!, limits, v2Held);
     const v1Held = heldBy('cgroup-v1');
     if (v1Held.length > 0) this.v1 = makeV1Groups(context.groupName(job), limits, context.v1, v1Held);
+    if (by.cpu === 'watchdog') this.cpu = new CpuWatchdog(cgroup!, limits.cpuMillis! / 1000, LIMIT_WATCH_MS);
   }
 
   /** The v1 groups the leader joins before it execs. */
@@ -68,6 +72,7 @@ export class JobLimitHold {
   watch(strategy: ContainmentStrategy, identity: JobIdentity, onReached: () => void): void {
     const look = () => {
       if (this.reached !== null) return;
+      this.cpu?.look();
       this.reached = this.look(strategy, identity);
       if (this.reached !== null) onReached();
     };
@@ -119,6 +124,7 @@ export class JobLimitHold {
    * kernel's own stop (memory.oom.group) may have come between two looks.
    */
   stop(strategy?: ContainmentStrategy, identity?: JobIdentity): void {
+    this.cpu?.stop();
     if (this.looking === null) return;
     watched.delete(this.looking);
     this.looking = null;
@@ -143,7 +149,7 @@ export class JobLimitHold {
       reached: this.reached,
       peakMemoryBytes: this.by.memory === 'watchdog' ? this.watchdogPeak : this.last.peakMemoryBytes,
       forkFailures: this.last.forkFailures,
-      throttledMs: this.last.throttledMs,
+      throttledMs: this.cpu ? Math.round(this.cpu.throttledMs) : this.last.throttledMs,
       ...this.memoryHigh,
     };
   }

@@ -4,6 +4,8 @@
  * untouched. Every mechanism this machine has: cgroup v1 groups where writable, and the watchdog
  * (forced), in both containment modes. Kernel truth: the job's FIFO at EOF, /proc.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findV1Hierarchies } from '../../supervisor/limits/v1-groups.js';
 import { EofOracle } from '../helpers/kernel.js';
@@ -147,14 +149,37 @@ describe.each(modeRows())('cpu and what capabilities say (%s)', (mode, skipMode)
     expect(unlimited.limits?.throttledMs ?? null).toBe(null);
   });
 
+  it.skipIf(skipMode || mode !== 'cgroup')('with no cpu controller, a busy job at 0.2 cpus is frozen by the watchdog, and its report says how long', async () => {
+    const runtime = await startRuntime(mode, withTestSwitches({}, { limitsBy: 'watchdog' }));
+    const limited = await runtime.background({ command: 'while :; do :; done', limits: { cpus: 0.2 } });
+    const free = await runtime.background({ command: 'while :; do :; done', limits: { memoryBytes: 64 * MB } });
+    const { cgroupRoot } = (await runtime.capabilities()).containment;
+    const frozen = (id: number) => /^frozen 1$/m.test(fs.readFileSync(path.join(cgroupRoot!, `job-${id}`, 'cgroup.events'), 'utf8'));
+    // Kernel truth: the job's cgroup is seen frozen (and thawed again, as it keeps running).
+    const deadline = Date.now() + 10_000;
+    while (!frozen(limited.id) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(frozen(limited.id)).toBe(true);
+    while (frozen(limited.id) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(frozen(limited.id)).toBe(false);
+    const report = await runtime.status(limited.id);
+    expect(report.limits?.by.cpu).toBe('watchdog');
+    expect(report.text).toMatch(/limits: 0\.2 cpus \(watchdog\); held back \d+\.\ds at the cpu limit/);
+    // The negative control: a job with no cpu limit is never frozen.
+    expect(frozen(free.id)).toBe(false);
+    expect((await runtime.status(free.id)).limits?.throttledMs ?? null).toBe(null);
+    await runtime.kill(limited.id);
+    expect((await runtime.status(limited.id)).state).toBe('killed');
+  });
+
   it.skipIf(skipMode)('capabilities name what holds each kind of limit here, and what the watchdog cannot promise', async () => {
     const auto = await (await startRuntime(mode, { limits: { memoryBytes: 256 * MB } })).capabilities();
     expect(auto.jobLimits.host).toEqual({ memoryBytes: 256 * MB });
     expect(auto.jobLimits.by.memory).toBe(v2Ready && mode === 'cgroup' ? 'cgroup-v2' : v1.memory === undefined ? 'watchdog' : 'cgroup-v1');
     const watchdog = await (await startRuntime(mode, withTestSwitches({}, { limitsBy: 'watchdog' }))).capabilities();
-    expect(watchdog.jobLimits.by).toEqual({ memory: 'watchdog', processes: 'watchdog', cpu: null });
+    // The CPU watchdog freezes a job's own cgroup: in cgroup mode only.
+    expect(watchdog.jobLimits.by).toEqual({ memory: 'watchdog', processes: 'watchdog', cpu: mode === 'cgroup' ? 'watchdog' : null });
     expect(watchdog.limitations.join('\n')).toContain('Memory limits are held by a watchdog that samples every 100 ms');
-    expect(watchdog.limitations.join('\n')).toContain('CPU limits cannot be held here');
+    expect(watchdog.limitations.join('\n')).toContain(mode === 'cgroup' ? 'CPU limits are held by a watchdog that freezes' : 'CPU limits cannot be held here');
   });
 });
 
