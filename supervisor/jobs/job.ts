@@ -440,6 +440,8 @@ export class SupervisedJob implements WatchableJob, MeteredJob {
 
   private async stop(signal: 'TERM' | 'KILL', graceMs: number): Promise<void> {
     if (signal === 'KILL') this.killing = true;
+    // A job the CPU watchdog froze could not act on its TERM within the grace.
+    this.limits?.thawForGood();
     // A job already empty (the usual end: the leader's exit took its last process) is released
     // now: the TERM and CONT would find no member, at a scan each (a cgroup read; in
     // process-group mode a walk of /proc), and the wait's first check would look again.

@@ -27,6 +27,7 @@ export class JobLimitHold {
   private readonly by: Record<LimitKind, LimitMechanism | null>;
   private v1: V1Groups = {};
   private cpu: CpuWatchdog | null = null;
+  private cpuHeld = true;
   /** Its look while watched (a member of `watched`); null before and after. */
   private looking: (() => void) | null = null;
   private reached: 'memory' | 'processes' | null = null;
@@ -72,7 +73,7 @@ export class JobLimitHold {
   watch(strategy: ContainmentStrategy, identity: JobIdentity, onReached: () => void): void {
     const look = () => {
       if (this.reached !== null) return;
-      this.cpu?.look();
+      if (this.cpuHeld) this.cpu?.look();
       this.reached = this.look(strategy, identity);
       if (this.reached !== null) onReached();
     };
@@ -133,6 +134,12 @@ export class JobLimitHold {
       watchTicker = null;
     }
     if (strategy && identity && this.reached === null) this.reached = this.look(strategy, identity);
+  }
+
+  /** Thaws a job the CPU watchdog froze, and freezes it no more (it is being stopped). */
+  thawForGood(): void {
+    this.cpu?.stop();
+    this.cpuHeld = false;
   }
 
   /** Removes the v1 groups; false while a process is still in one. */
