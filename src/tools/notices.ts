@@ -77,12 +77,16 @@ export class Notices {
     this.due = false;
     const told: { report: JobReport; event: JobNotice['event']; shown: number }[] = [];
     for (const [id, heard] of this.jobs) {
+      // Nothing more is told of a job the model heard end (its watches told all before its end).
+      if (heard.ended) {
+        this.jobs.delete(id);
+        continue;
+      }
       const report = this.runtime.job(id);
       if (!report) {
         this.jobs.delete(id); // forgotten by the runtime: nothing can be read of it any more
         continue;
       }
-      if (heard.ended) continue;
       if (ENDED.has(report.state)) {
         heard.ended = heard.started = true;
         told.push({ report, event: 'ended', shown: heard.shown });

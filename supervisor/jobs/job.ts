@@ -550,8 +550,9 @@ export class SupervisedJob implements WatchableJob, MeteredJob {
 
   /** Entering `drained`: the end told, and every wait for it woken. */
   private onDrained(): void {
-    this.hooks.onDone(this);
+    // Woken first: the notify watches tell their last matches ahead of the job's end.
     this.changedNow();
+    this.hooks.onDone(this);
     for (const waiter of this.drainWaiters.splice(0)) waiter();
   }
 }

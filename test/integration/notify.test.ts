@@ -92,7 +92,8 @@ describe.each(modeRows())('notify through the tools (%s)', (mode, skip) => {
     const runtime = await startRuntime(mode);
     const told = notifiedOf(runtime);
     const tools = createTools(runtime, { approve: async () => 'once' });
-    const script = 'import sys\nprint("FAIL before", flush=True)\nsys.stdin.readline()\nprint("FAIL after", flush=True)\nsys.stdin.readline()';
+    // One write per line: the answer's wait may otherwise catch a line before its newline.
+    const script = 'import os, sys\nos.write(1, b"FAIL before\\n")\nsys.stdin.readline()\nos.write(1, b"FAIL after\\n")\nsys.stdin.readline()';
     const started = await tools.background.call({ command: `python3 -c '${script}'`, stdin: true, notify: 'FAIL', until: 'before', wait: 30 });
     if (!started.job) throw new Error(started.text);
     const id = started.job.id;
