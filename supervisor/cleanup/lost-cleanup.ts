@@ -24,7 +24,7 @@ import path from 'node:path';
 import { ProtocolError } from '../../src/protocol/errors.js';
 import type { LostJob, SupervisorIdentity } from '../../src/protocol/messages.js';
 import { freezeThenKill, signalGroupOf } from '../containment/signal.js';
-import { alive } from '../containment/stragglers.js';
+import { environThread, livesOn } from '../containment/stragglers.js';
 import { bootId, instanceAlive } from '../identity.js';
 import { native } from '../native.js';
 import { markerPrefix, subtreeName } from '../names.js';
@@ -88,7 +88,7 @@ export function judgeable(table: ProcEntry[], among: ProcEntry[] = table): ProcE
   const ancestors = new Set<number>();
   for (let pid: number | undefined = process.pid; pid !== undefined && pid > 0 && !ancestors.has(pid); pid = byPid.get(pid)?.ppid) ancestors.add(pid);
   const uid = process.getuid!();
-  return among.filter((entry) => !ancestors.has(entry.pid) && alive(entry) && processOwner(entry.pid) === uid && inOurPidNamespace(entry.pid));
+  return among.filter((entry) => !ancestors.has(entry.pid) && livesOn(entry) && processOwner(entry.pid) === uid && inOurPidNamespace(entry.pid));
 }
 
 /** The dead instance's processes now: marked with its name, and their descendants. */
@@ -96,7 +96,7 @@ function leftoverProcesses(dead: SupervisorIdentity): ProcEntry[] {
   const table = listProcesses();
   const candidates = judgeable(table);
   const prefix = markerPrefix(dead);
-  const roots = candidates.filter((entry) => environHasPrefix(entry.pid, prefix)).map((entry) => entry.pid);
+  const roots = candidates.filter((entry) => environHasPrefix(entry.pid, prefix, environThread(entry))).map((entry) => entry.pid);
   const below = descendantsOf(roots, table);
   return candidates.filter((entry) => below.has(entry.pid));
 }

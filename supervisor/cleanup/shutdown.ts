@@ -4,7 +4,7 @@
  */
 import { freezeThenKill } from '../containment/signal.js';
 import { native } from '../native.js';
-import { alive } from '../containment/stragglers.js';
+import { livesOn } from '../containment/stragglers.js';
 import { descendantsOf, listProcesses } from '../platform/procfs.js';
 import type { SupervisorState } from '../state.js';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -24,7 +24,7 @@ async function killEverythingBelowUs(): Promise<void> {
   const below = () => {
     const table = listProcesses();
     const found = descendantsOf([process.pid], table);
-    return table.filter((entry) => found.has(entry.pid) && entry.pid !== process.pid && alive(entry));
+    return table.filter((entry) => found.has(entry.pid) && entry.pid !== process.pid && livesOn(entry));
   };
   // Frozen first, then killed, each through a pidfd checked against what the scan saw.
   while (freezeThenKill(below) > 0 && Date.now() <= deadline) await sleep(SWEEP_PAUSE_MS);

@@ -14,6 +14,7 @@ import { instanceName, type SupervisorIdentity } from '../../src/protocol/identi
 import { bootId, instanceAlive } from '../identity.js';
 import { MARKER_KEY, ownNamespaceSubtreeInstance, parseMarker } from '../names.js';
 import { environEntries, listProcesses } from '../platform/procfs.js';
+import { environThread } from '../containment/stragglers.js';
 import { limitGroups } from './limit-groups.js';
 import { cleanupLostSupervisor, judgeable, type CleanupScope } from './lost-cleanup.js';
 
@@ -54,7 +55,7 @@ export async function deadInstances(scope: CleanupScope): Promise<SupervisorIden
   let slice = Date.now();
   for (let at = 0; at < table.length; at += SWEEP_CHUNK) {
     for (const entry of judgeable(table, table.slice(at, at + SWEEP_CHUNK))) {
-      for (const marker of environEntries(entry.pid, MARKER_KEY)) {
+      for (const marker of environEntries(entry.pid, MARKER_KEY, environThread(entry))) {
         const parsed = parseMarker(marker);
         if (parsed !== null) consider(parsed.instance);
       }

@@ -8,7 +8,7 @@
 import { descendantsOf, listProcesses, type ProcEntry } from '../platform/procfs.js';
 import type { Containment } from '../../src/protocol/messages.js';
 import { freezeThenKill, sameProcess, signalLeaderFirst } from './signal.js';
-import { alive, markedStragglers } from './stragglers.js';
+import { livesOn, markedStragglers } from './stragglers.js';
 import type { ContainmentStrategy, JobIdentity } from './strategy.js';
 
 /** How often a job with no kernel "empty" event is looked at again (a backstop to reaps). */
@@ -56,7 +56,7 @@ export class ProcessGroupStrategy implements ContainmentStrategy {
     const members: ProcEntry[] = [];
     for (const pid of found) {
       const entry = byPid.get(pid);
-      if (entry !== undefined && alive(entry) && pid !== self) members.push(entry);
+      if (entry !== undefined && livesOn(entry) && pid !== self) members.push(entry);
     }
     return members;
   }

@@ -15,6 +15,30 @@ export function alive(entry: ProcEntry): boolean {
 }
 
 /**
+ * A thread of the process still runs, though its stat may say Z: the main thread of a process
+ * that called pthread_exit is a zombie while the others run on. The thread; null when none does.
+ */
+export function liveThread(entry: ProcEntry): number | null {
+  if (alive(entry)) return entry.pid;
+  if (entry.state !== 'Z') return null;
+  return otherThreads(entry.pid).find((thread) => {
+    const state = readProcStat(entry.pid, thread);
+    return state !== null && alive(state);
+  }) ?? null;
+}
+
+/** The thread whose environment is the process's (undefined: its own, through its pid); see liveThread. */
+export function environThread(entry: ProcEntry): number | undefined {
+  const thread = liveThread(entry);
+  return thread === null || thread === entry.pid ? undefined : thread;
+}
+
+/** The process lives (one of its threads does): see liveThread. */
+export function livesOn(entry: ProcEntry): boolean {
+  return liveThread(entry) !== null;
+}
+
+/**
  * Live children of the supervisor carrying the job's marker, other than the leader. Every process
  * that left its job (a new session after a double fork, or another cgroup) is reparented to us,
  * the subreaper, once its parents in the job are gone, so looking at our own children (not at
@@ -27,7 +51,8 @@ export function markedStragglers(job: JobIdentity): ProcEntry[] {
   for (const pid of adoptedChildren()) {
     if (pid === job.pid) continue;
     const entry = readProcStat(pid);
-    if (entry && alive(entry) && environContains(pid, job.marker)) found.push(entry);
+    // A zombie main thread has no environment to read: a live thread's is the process's.
+    if (entry && livesOn(entry) && environContains(pid, job.marker, environThread(entry))) found.push(entry);
   }
   return found;
 }

@@ -146,9 +146,9 @@ export function listProcesses(): ProcEntry[] {
 const ENVIRON_BUFFER = Buffer.allocUnsafe(64 * 1024);
 const NUL = Buffer.from([0]);
 
-/** The bytes of /proc/PID/environ, valid until the next call; null when gone or unreadable. */
-function readEnviron(pid: number): Buffer | null {
-  return withOpenFile(`/proc/${pid}/environ`, (fd) => {
+/** The bytes of /proc/PID/environ (or one thread's), valid until the next call; null when gone or unreadable. */
+function readEnviron(pid: number, thread?: number): Buffer | null {
+  return withOpenFile(thread === undefined ? `/proc/${pid}/environ` : `/proc/${pid}/task/${thread}/environ`, (fd) => {
     let buffer = ENVIRON_BUFFER;
     let length = 0;
     for (;;) {
@@ -182,22 +182,22 @@ function entriesStartingWith(environ: Buffer, prefix: string): { start: number; 
 }
 
 /** The entries of /proc/PID/environ that start with `prefix` (empty when gone or unreadable). */
-export function environEntries(pid: number, prefix: string): string[] {
-  const environ = readEnviron(pid);
+export function environEntries(pid: number, prefix: string, thread?: number): string[] {
+  const environ = readEnviron(pid, thread);
   if (environ === null) return [];
   return entriesStartingWith(environ, prefix).map(({ start, end }) => environ.toString('latin1', start, end));
 }
 
-/** True when /proc/PID/environ contains exactly `needle` (a `KEY=value` entry). */
-export function environContains(pid: number, needle: string): boolean {
-  const environ = readEnviron(pid);
+/** True when /proc/PID/environ (or thread `thread`'s) contains exactly `needle` (a `KEY=value` entry). */
+export function environContains(pid: number, needle: string, thread?: number): boolean {
+  const environ = readEnviron(pid, thread);
   const length = Buffer.byteLength(needle);
   return environ !== null && entriesStartingWith(environ, needle).some(({ start, end }) => end - start === length);
 }
 
 /** True when an entry of /proc/PID/environ starts with `prefix` (`HEPH_JOB=123:`). */
-export function environHasPrefix(pid: number, prefix: string): boolean {
-  const environ = readEnviron(pid);
+export function environHasPrefix(pid: number, prefix: string, thread?: number): boolean {
+  const environ = readEnviron(pid, thread);
   return environ !== null && entriesStartingWith(environ, prefix).length > 0;
 }
 
