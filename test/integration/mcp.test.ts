@@ -45,6 +45,28 @@ describe.each(modeRows())('heph-jobs mcp (%s)', (mode, skip) => {
     expect(instructions.length).toBeLessThanOrEqual(600); // two or three lines of a terminal or a prompt
   });
 
+  it.skipIf(skip)('a notify match rides on the next answer, told once (issue 26)', async () => {
+    const oracle = new EofOracle();
+    try {
+      const { client } = await connect(mode);
+      // The line is made at run time: the command itself (in every report's header) does not hold it.
+      const command = `${oracle.prefix}echo ready; sleep 0.3; f=FAIL; echo "$f src/a.test.ts"; exec sleep 60`;
+      const started = await client.callTool({ name: 'background', arguments: { command, until: 'ready', wait: 10, notify: 'FAIL' } });
+      expect(textOf(started)).not.toContain('FAIL src');
+      // A wait that shows no line: the match is told as a notice, on this answer or the next.
+      const waited = await client.callTool({ name: 'job_status', arguments: { id: 0, lines: 0, wait: 10, until: 'FAIL' } });
+      const next = await client.callTool({ name: 'job_status', arguments: {} });
+      const notice = /line 1 matches "FAIL": FAIL src\/a\.test\.ts\)/g;
+      expect([textOf(waited), textOf(next)].join('\n').match(notice)).toHaveLength(1);
+      // Told once: a later answer has no notice of it.
+      expect(textOf(await client.callTool({ name: 'job_status', arguments: {} }))).not.toMatch(notice);
+      await client.callTool({ name: 'job_kill', arguments: { id: 0 } });
+      await oracle.waitEof(10_000);
+    } finally {
+      oracle.dispose();
+    }
+  });
+
   it.skipIf(skip)('a field a client adds to every tool (Gemini CLI\'s wait_for_previous) is taken off; a made-up field is still refused (issue 24, item 3)', async () => {
     const oracle = new EofOracle();
     try {
