@@ -98,6 +98,8 @@ const SRC_RULES: Record<string, { values: string[]; types?: string[] }> = {
   tools: { values: ['runtime', 'locks', 'reports', 'wording', 'protocol', 'facts'] },
   cli: { values: ['tools', 'runtime', 'reports'], types: ['protocol'] },
   testing: { values: ['runtime'] },
+  // The framework adapters: createTools in each framework's shape (the MCP server's instructions too).
+  adapters: { values: ['tools', 'runtime', 'cli'], types: ['reports', 'locks', 'protocol', 'facts'] },
   index: { values: ['protocol', 'facts', 'runtime', 'locks', 'reports', 'tools', 'wording'] },
 };
 
