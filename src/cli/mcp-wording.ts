@@ -10,8 +10,8 @@
 export const INSTRUCTIONS =
   'Background jobs of this session: use these instead of your shell tool for a command that keeps running or that you ' +
   'start now and check on later (a dev server, a watcher). background starts one and answers with its job number and ' +
-  'first output (until and until_port wait until it is ready; notify tells you on a later answer when a line matches, ' +
-  'such as a watcher\'s FAIL); job_status reads its new output or waits for it; ' +
+  'first output (until and until_port wait until it is ready; notify tells you of lines that match later); ' +
+  'job_status reads its new output or waits for it; ' +
   'job_input writes to its stdin; job_restart runs it again; job_kill stops it and everything it started. A command ' +
   'whose result you need now stays with the shell tool. Every job is stopped when this session ends.';
 
