@@ -21,6 +21,7 @@ import * as z from 'zod';
 import { INSTRUCTIONS } from '../cli/mcp-wording.js';
 import { createTools, type CreateToolsOptions, type ToolContext, type ToolDefinition, type ToolResult, type Tools } from '../tools/index.js';
 import type { JobRuntime } from '../runtime/job-runtime.js';
+import { callTool, checkMaxWait, contextOf } from './call.js';
 import type { ToolRuntime } from '../runtime/tool-port.js';
 
 /** The server's name when none is given: the tools are `mcp__heph-jobs__background` and so on. */
@@ -66,9 +67,7 @@ export function claudeAgentSdkServer(runtime: JobRuntime | ToolRuntime, options:
 /** Tool definitions (createTools' own, or a host's wrapping of them) as an in-process server. */
 export function sdkServerOf(definitions: readonly ToolDefinition[], options: Pick<ClaudeAgentSdkOptions, 'name' | 'alwaysLoad' | 'maxWaitMs'> = {}): McpSdkServerConfigWithInstance {
   const { name = DEFAULT_SERVER_NAME, alwaysLoad = true, maxWaitMs } = options;
-  if (maxWaitMs !== undefined && (!Number.isSafeInteger(maxWaitMs) || maxWaitMs < 0)) {
-    throw new TypeError(`maxWaitMs must be a whole number of milliseconds, 0 or more; received ${JSON.stringify(maxWaitMs)}`);
-  }
+  checkMaxWait(maxWaitMs);
   return createSdkMcpServer({
     name,
     instructions: INSTRUCTIONS,
@@ -87,21 +86,13 @@ export function sdkResult(result: ToolResult): CallToolResult {
 }
 
 async function answer(definition: ToolDefinition, args: unknown, context: ToolContext): Promise<CallToolResult> {
-  try {
-    return sdkResult(await definition.call(args ?? {}, context));
-  } catch (error) {
-    // The tools answer every mistake with text; a throw is a fault, still told as a result.
-    return sdkResult({ text: `${definition.name} failed unexpectedly: ${error instanceof Error ? error.message : String(error)}`, isError: true });
-  }
+  return sdkResult(await callTool(definition, args, context));
 }
 
 /** The call's context: the SDK's cancellation of the request (its handler's `extra.signal`) and the cap. */
 function callContext(extra: unknown, maxWaitMs: number | undefined): ToolContext {
   const signal = extra !== null && typeof extra === 'object' ? (extra as { signal?: unknown }).signal : undefined;
-  return {
-    ...(signal instanceof AbortSignal ? { signal } : {}),
-    ...(maxWaitMs === undefined ? {} : { maxWaitMs }),
-  };
+  return contextOf(signal instanceof AbortSignal ? signal : undefined, maxWaitMs);
 }
 
 /**

@@ -19,8 +19,9 @@
 import { ToolMessage } from '@langchain/core/messages';
 import { tool } from '@langchain/core/tools';
 import * as z from 'zod';
-import { createTools, type CreateToolsOptions, type ToolContext, type ToolDefinition, type ToolResult, type Tools } from '../tools/index.js';
+import { createTools, type CreateToolsOptions, type ToolDefinition, type ToolResult, type Tools } from '../tools/index.js';
 import type { JobRuntime } from '../runtime/job-runtime.js';
+import { callTool, checkMaxWait, contextOf } from './call.js';
 import type { ToolRuntime } from '../runtime/tool-port.js';
 
 /** The names of the tools, as the model calls them. */
@@ -60,23 +61,10 @@ export function langChainTools(runtime: JobRuntime | ToolRuntime, options: LangC
 
 /** A tool definition (createTools' own, or a host's wrapping of one) as a LangChain tool. */
 export function langChainToolOf(definition: ToolDefinition, options: Pick<LangChainToolsOptions, 'maxWaitMs'> = {}) {
-  const { maxWaitMs } = options;
-  if (maxWaitMs !== undefined && (!Number.isSafeInteger(maxWaitMs) || maxWaitMs < 0)) {
-    throw new TypeError(`maxWaitMs must be a whole number of milliseconds, 0 or more; received ${JSON.stringify(maxWaitMs)}`);
-  }
+  const maxWaitMs = checkMaxWait(options.maxWaitMs);
   return tool(
     async (input: unknown, config: { signal?: AbortSignal; toolCall?: { id?: string } } | undefined): Promise<[string | ToolMessage, HephArtifact]> => {
-      const context: ToolContext = {
-        ...(config?.signal ? { signal: config.signal } : {}),
-        ...(maxWaitMs === undefined ? {} : { maxWaitMs }),
-      };
-      let result: ToolResult;
-      try {
-        result = await definition.call(input ?? {}, context);
-      } catch (error) {
-        // The tools answer every mistake with text; a throw is a fault, still told as a result.
-        result = { text: `${definition.name} failed unexpectedly: ${error instanceof Error ? error.message : String(error)}`, isError: true };
-      }
+      const result = await callTool(definition, input, contextOf(config?.signal, maxWaitMs));
       const artifact = artifactOf(result);
       const id = config?.toolCall?.id;
       // LangChain marks every tuple's message a success: a refusal is given as the whole message.

@@ -15,8 +15,9 @@
  *   it is, and the job runs on.
  */
 import { createTool } from '@mastra/core/tools';
-import { createTools, type CreateToolsOptions, type ToolContext, type ToolDefinition, type ToolResult, type Tools } from '../tools/index.js';
+import { createTools, type CreateToolsOptions, type ToolDefinition, type ToolResult, type Tools } from '../tools/index.js';
 import type { JobRuntime } from '../runtime/job-runtime.js';
+import { callTool, checkMaxWait, contextOf } from './call.js';
 import type { ToolRuntime } from '../runtime/tool-port.js';
 
 export { HephJobsProcessManager, HephJobsSandbox, type HephJobsProcessManagerOptions, type HephJobsSandboxOptions } from './mastra-process-manager.js';
@@ -56,26 +57,14 @@ export function mastraTools(runtime: JobRuntime | ToolRuntime, options: MastraTo
 
 /** A tool definition (createTools' own, or a host's wrapping of one) as a Mastra tool. */
 export function mastraToolOf(definition: ToolDefinition, options: Pick<MastraToolsOptions, 'maxWaitMs'> = {}) {
-  const { maxWaitMs } = options;
-  if (maxWaitMs !== undefined && (!Number.isSafeInteger(maxWaitMs) || maxWaitMs < 0)) {
-    throw new TypeError(`maxWaitMs must be a whole number of milliseconds, 0 or more; received ${JSON.stringify(maxWaitMs)}`);
-  }
+  const maxWaitMs = checkMaxWait(options.maxWaitMs);
   return createTool({
     id: definition.name,
     description: definition.description,
     inputSchema: passThrough(definition.inputSchema as Record<string, unknown>),
     mcp: { annotations: definition.level === 0 ? { readOnlyHint: true, openWorldHint: false } : { readOnlyHint: false, openWorldHint: true } },
     execute: async (input: unknown, context: { abortSignal?: AbortSignal } | undefined): Promise<ToolResult> => {
-      const call: ToolContext = {
-        ...(context?.abortSignal ? { signal: context.abortSignal } : {}),
-        ...(maxWaitMs === undefined ? {} : { maxWaitMs }),
-      };
-      try {
-        return await definition.call(input ?? {}, call);
-      } catch (error) {
-        // The tools answer every mistake with text; a throw is a fault, still told as a result.
-        return { text: `${definition.name} failed unexpectedly: ${error instanceof Error ? error.message : String(error)}`, isError: true };
-      }
+      return callTool(definition, input, contextOf(context?.abortSignal, maxWaitMs));
     },
     // Mastra types the output of a tool without an output schema as unknown: it is execute's ToolResult.
     toModelOutput: (output: unknown): ModelOutput => modelOutput(output as ToolResult),

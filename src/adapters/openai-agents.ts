@@ -26,8 +26,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { tool, type FunctionTool, type RunContext, type RunToolApprovalItem, type UnknownContext } from '@openai/agents';
 import * as say from '../wording/index.js';
-import { createTools, type ApprovalAnswer, type Approver, type CreateToolsOptions, type ToolContext, type ToolDefinition, type ToolResult, type Tools } from '../tools/index.js';
+import { createTools, type ApprovalAnswer, type Approver, type CreateToolsOptions, type ToolDefinition, type ToolResult, type Tools } from '../tools/index.js';
 import type { JobRuntime } from '../runtime/job-runtime.js';
+import { callTool, checkMaxWait, contextOf } from './call.js';
 import type { ToolRuntime } from '../runtime/tool-port.js';
 
 /** The names of the tools, as the model calls them. */
@@ -100,12 +101,10 @@ const KEPT_FACTS = 256;
 export function openAIAgentsTools<Context = UnknownContext>(runtime: JobRuntime | ToolRuntime, options: OpenAIAgentsToolsOptions = {}): OpenAIAgentsTools<Context> {
   const { approvals = 'interruptions', strict = true, maxWaitMs, ...toolOptions } = options;
   if (approvals !== 'interruptions' && approvals !== 'approver') {
-    throw new TypeError(`approvals must be "interruptions" or "approver"; received ${JSON.stringify(approvals)}`);
+    throw new TypeError(say.adapterConfig.badApprovals(approvals));
   }
-  if (typeof strict !== 'boolean') throw new TypeError(`strict must be true or false; received ${JSON.stringify(strict)}`);
-  if (maxWaitMs !== undefined && (!Number.isSafeInteger(maxWaitMs) || maxWaitMs < 0)) {
-    throw new TypeError(`maxWaitMs must be a whole number of milliseconds, 0 or more; received ${JSON.stringify(maxWaitMs)}`);
-  }
+  if (typeof strict !== 'boolean') throw new TypeError(say.adapterConfig.badStrict(strict));
+  checkMaxWait(maxWaitMs);
   const approve: Approver | undefined = toolOptions.approve;
   if (approve !== undefined && typeof approve !== 'function') throw new TypeError(say.toolsConfig.badApprover(approve));
   const byInterruption = approvals === 'interruptions';
@@ -117,7 +116,7 @@ export function openAIAgentsTools<Context = UnknownContext>(runtime: JobRuntime 
   const gate: Approver = async (request) => {
     if (remembered.has(request.pattern) || running.getStore()?.approvedByRun === true) return 'once';
     // The run never asked about this call: it named no job when the run checked, or ran outside a run.
-    throw new Error('the run did not ask about this call; call it again to be asked');
+    throw new Error(say.adapterConfig.notAskedByRun());
   };
   const hephTools = createTools(runtime, byInterruption ? { ...toolOptions, approve: gate } : toolOptions);
   const schemas = new Map(hephTools.definitions({ flavor: 'openai-strict' }).map((definition) => [definition.function.name, definition.function.parameters]));
@@ -143,17 +142,7 @@ export function openAIAgentsTools<Context = UnknownContext>(runtime: JobRuntime 
       execute: async (input: unknown, runContext?: RunContext<Context>, details?: { toolCall?: { callId: string }; signal?: AbortSignal }): Promise<string> => {
         const callId = details?.toolCall?.callId;
         const approvedByRun = asksRun && callId !== undefined && runContext?.isToolApproved({ toolName: definition.name, callId }) === true;
-        const context: ToolContext = {
-          ...(details?.signal ? { signal: details.signal } : {}),
-          ...(maxWaitMs === undefined ? {} : { maxWaitMs }),
-        };
-        let result: ToolResult;
-        try {
-          result = await running.run({ approvedByRun }, () => definition.call(input ?? {}, context));
-        } catch (error) {
-          // The tools answer every mistake with text; a throw is a fault, still told as a result.
-          result = { text: `${definition.name} failed unexpectedly: ${error instanceof Error ? error.message : String(error)}`, isError: true };
-        }
+        const result = await running.run({ approvedByRun }, () => callTool(definition, input, contextOf(details?.signal, maxWaitMs)));
         if (callId !== undefined) {
           facts.set(callId, result);
           for (const key of facts.keys()) {

@@ -185,6 +185,17 @@ export const toolsConfig = {
   badReads: (value: unknown) => `createTools option reads must be "tail" or "new"; received ${describeValue(value, 'spoken')}`,
 };
 
+/** An adapter (src/adapters/) was configured with something it cannot use, or a call went wrong. */
+export const adapterConfig = {
+  badMaxWait: (value: unknown) => `maxWaitMs must be a whole number of milliseconds, 0 or more; received ${describeValue(value, 'spoken')}`,
+  badStrict: (value: unknown) => `strict must be true or false; received ${describeValue(value, 'spoken')}`,
+  badApprovals: (value: unknown) => `approvals must be "interruptions" or "approver"; received ${describeValue(value, 'spoken')}`,
+  badAnswer: (value: unknown) => `the answer must be "once", "always" or "deny"; received ${describeValue(value, 'spoken')}`,
+  /** A level-2 call the agent run never asked about (it named no job when the run checked approvals). */
+  notAskedByRun: () => 'the run did not ask about this call; call it again to be asked',
+  fault: (tool: string, error: unknown) => `${tool} failed unexpectedly: ${error instanceof Error ? error.message : String(error)}`,
+};
+
 /** A progress message while a call waits (an MCP request that carries a progress token). */
 export function stillWaiting(tool: string, id: unknown, elapsedMs: number): string {
   const call = typeof id === 'number' ? callLabel(tool, id) : tool;

@@ -99,7 +99,7 @@ const SRC_RULES: Record<string, { values: string[]; types?: string[] }> = {
   cli: { values: ['tools', 'runtime', 'reports'], types: ['protocol'] },
   testing: { values: ['runtime'] },
   // The framework adapters: createTools in each framework's shape (the MCP server's instructions too).
-  adapters: { values: ['tools', 'runtime', 'cli'], types: ['reports', 'locks', 'protocol', 'facts'] },
+  adapters: { values: ['tools', 'runtime', 'wording', 'cli'], types: ['reports', 'locks', 'protocol', 'facts'] },
   index: { values: ['protocol', 'facts', 'runtime', 'locks', 'reports', 'tools', 'wording'] },
 };
 
