@@ -7,6 +7,7 @@
  * running (kernel truth: the FIFO every job process inherits reaches EOF, and /proc holds no
  * process with the run's HEPH_TEST_MARK, Claude Code's included), each oracle seen positive first.
  */
+import type { Recorded } from '../helpers/recorded-tools.js';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -20,34 +21,10 @@ import { MODES, modeRows, type Mode } from '../helpers/modes.js';
 import { FIXTURES, startRuntime, tempDir } from '../helpers/runtime.js';
 import { signalIfSame } from '../helpers/signal.js';
 
-/** Every call of a tool createTools made (in this file), with the answer it gave. */
-interface Recorded {
-  name: string;
-  input: unknown;
-  result: ToolResult | null;
-  signal: AbortSignal | undefined;
-}
 const recorder = vi.hoisted(() => ({ calls: [] as Recorded[] }));
-
-vi.mock('../../src/tools/index.js', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../../src/tools/index.js')>();
-  const recording = (definition: ToolDefinition): ToolDefinition => ({
-    ...definition,
-    async call(input, context) {
-      const entry: Recorded = { name: definition.name, input, result: null, signal: context?.signal };
-      recorder.calls.push(entry);
-      entry.result = await definition.call(input, context);
-      return entry.result;
-    },
-  });
-  return {
-    ...original,
-    createTools: (...args: Parameters<typeof original.createTools>) => {
-      const tools = original.createTools(...args);
-      return { ...tools, all: tools.all.map(recording) };
-    },
-  };
-});
+vi.mock('../../src/tools/index.js', async (importOriginal) =>
+  (await import('../helpers/recorded-tools.js')).recordingTools(await importOriginal(), recorder.calls),
+);
 
 type Fake = Awaited<ReturnType<typeof startFakeModel>>;
 /** A tool result as the fake model API received it from Claude Code (fake-model.mjs). */
@@ -62,7 +39,7 @@ interface Action {
   text?: string;
 }
 
-const SERVER = path.join(FIXTURES, 'adapters-cc-server.mjs');
+const SERVER = path.join(FIXTURES, 'ready-server.mjs');
 const open: { query: Query; fake: Fake; mark: string }[] = [];
 const oracles: EofOracle[] = [];
 
@@ -214,7 +191,7 @@ describe.each(modeRows())('the Claude Agent SDK adapter in a query() loop (%s)',
     // Negative control of both oracles: while the job ran they saw it, and Claude Code.
     expect(whileRunning, run.transcript()).not.toBeNull();
     expect(whileRunning!.eof).toBe(false);
-    expect(whileRunning!.processes.some((cmd) => cmd.includes('adapters-cc-server.mjs')), whileRunning!.processes.join('\n')).toBe(true);
+    expect(whileRunning!.processes.some((cmd) => cmd.includes('ready-server.mjs')), whileRunning!.processes.join('\n')).toBe(true);
     expect(whileRunning!.processes.some((cmd) => /claude-agent-sdk-[a-z0-9-]+\/claude\b/.test(cmd)), whileRunning!.processes.join('\n')).toBe(true);
 
     const results = lastResults(fake);

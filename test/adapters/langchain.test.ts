@@ -10,6 +10,7 @@
  * and nothing is left running (kernel truth: the FIFO every job process inherits reaches EOF, and
  * /proc holds no process with the run's HEPH_TEST_MARK), each oracle seen positive first.
  */
+import type { Recorded } from '../helpers/recorded-tools.js';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -24,34 +25,10 @@ import { EofOracle, processesWithEnv, waitUntil } from '../helpers/kernel.js';
 import { MODES, modeRows, type Mode } from '../helpers/modes.js';
 import { FIXTURES, startRuntime, tempDir } from '../helpers/runtime.js';
 
-/** Every call of a tool createTools made (in this file), with the answer it gave. */
-interface Recorded {
-  name: string;
-  input: unknown;
-  result: ToolResult | null;
-  signal: AbortSignal | undefined;
-}
 const recorder = vi.hoisted(() => ({ calls: [] as Recorded[] }));
-
-vi.mock('../../src/tools/index.js', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../../src/tools/index.js')>();
-  const recording = (definition: ToolDefinition): ToolDefinition => ({
-    ...definition,
-    async call(input, context) {
-      const entry: Recorded = { name: definition.name, input, result: null, signal: context?.signal };
-      recorder.calls.push(entry);
-      entry.result = await definition.call(input, context);
-      return entry.result;
-    },
-  });
-  return {
-    ...original,
-    createTools: (...args: Parameters<typeof original.createTools>) => {
-      const tools = original.createTools(...args);
-      return { ...tools, all: tools.all.map(recording) };
-    },
-  };
-});
+vi.mock('../../src/tools/index.js', async (importOriginal) =>
+  (await import('../helpers/recorded-tools.js')).recordingTools(await importOriginal(), recorder.calls),
+);
 
 /** What the model read of one call: the ToolMessage its next prompt holds. */
 interface Read {
@@ -64,7 +41,7 @@ interface Read {
 type Call = { name: string; args: Record<string, unknown> };
 type Step = (results: Read[]) => Call;
 
-const SERVER = path.join(FIXTURES, 'adapters-lc-server.mjs');
+const SERVER = path.join(FIXTURES, 'ready-server.mjs');
 const oracles: EofOracle[] = [];
 
 afterEach(() => {
@@ -232,7 +209,7 @@ describe.each(modeRows())('the LangChain adapter in an agent loop (%s)', (mode, 
     // Negative control of both oracles: while the job ran they saw it.
     expect(whileRunning).not.toBeNull();
     expect(whileRunning!.eof).toBe(false);
-    expect(whileRunning!.processes.some((cmd) => cmd.includes('adapters-lc-server.mjs')), whileRunning!.processes.join('\n')).toBe(true);
+    expect(whileRunning!.processes.some((cmd) => cmd.includes('ready-server.mjs')), whileRunning!.processes.join('\n')).toBe(true);
 
     const results = model.last();
     expect(results.map((r) => r.tool)).toEqual(['background', 'job_status', 'job_kill']);

@@ -10,6 +10,7 @@
  * /proc holds no process with the run's HEPH_TEST_MARK), each oracle seen positive first.
  * @mastra/core needs Node 22.13 or later: on older Node the file is skipped, saying so.
  */
+import type { Recorded } from '../helpers/recorded-tools.js';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -25,34 +26,10 @@ const TOO_OLD = MAJOR < 22 || (MAJOR === 22 && MINOR < 13);
 const REASON = `@mastra/core 1.71 needs Node >= 22.13, and this is Node ${process.version}`;
 if (TOO_OLD) console.warn(`test/adapters/mastra: skipped: ${REASON}`);
 
-/** Every call of a tool createTools made (in this file), with the answer it gave. */
-interface Recorded {
-  name: string;
-  input: unknown;
-  result: ToolResult | null;
-  signal: AbortSignal | undefined;
-}
 const recorder = vi.hoisted(() => ({ calls: [] as Recorded[] }));
-
-vi.mock('../../src/tools/index.js', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../../src/tools/index.js')>();
-  const recording = (definition: ToolDefinition): ToolDefinition => ({
-    ...definition,
-    async call(input, context) {
-      const entry: Recorded = { name: definition.name, input, result: null, signal: context?.signal };
-      recorder.calls.push(entry);
-      entry.result = await definition.call(input, context);
-      return entry.result;
-    },
-  });
-  return {
-    ...original,
-    createTools: (...args: Parameters<typeof original.createTools>) => {
-      const tools = original.createTools(...args);
-      return { ...tools, all: tools.all.map(recording) };
-    },
-  };
-});
+vi.mock('../../src/tools/index.js', async (importOriginal) =>
+  (await import('../helpers/recorded-tools.js')).recordingTools(await importOriginal(), recorder.calls),
+);
 
 /** What the model read of one call, from the prompt of its next request. */
 interface Read {
@@ -72,7 +49,7 @@ interface PromptPart {
   output?: { type: string; value: unknown };
 }
 
-const SERVER = path.join(FIXTURES, 'adapters-mastra-server.mjs');
+const SERVER = path.join(FIXTURES, 'ready-server.mjs');
 const USAGE = { inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 10, text: 10, reasoning: 0 } };
 const oracles: EofOracle[] = [];
 
@@ -220,7 +197,7 @@ describe.skipIf(TOO_OLD).each(modeRows())('the Mastra adapter in an agent loop (
     // Negative control of both oracles: while the job ran they saw it.
     expect(whileRunning).not.toBeNull();
     expect(whileRunning!.eof).toBe(false);
-    expect(whileRunning!.processes.some((cmd) => cmd.includes('adapters-mastra-server.mjs')), whileRunning!.processes.join('\n')).toBe(true);
+    expect(whileRunning!.processes.some((cmd) => cmd.includes('ready-server.mjs')), whileRunning!.processes.join('\n')).toBe(true);
 
     const results = last();
     expect(results.map((r) => r.tool)).toEqual(['background', 'job_status', 'job_kill']);
@@ -273,7 +250,7 @@ describe.skipIf(TOO_OLD).each(modeRows())('the Mastra adapter in an agent loop (
 
     expect(whileRunning).not.toBeNull();
     expect(whileRunning!.eof).toBe(false);
-    expect(whileRunning!.processes.some((cmd) => cmd.includes('adapters-mastra-server.mjs')), whileRunning!.processes.join('\n')).toBe(true);
+    expect(whileRunning!.processes.some((cmd) => cmd.includes('ready-server.mjs')), whileRunning!.processes.join('\n')).toBe(true);
 
     const results = last();
     expect(results.map((r) => r.tool)).toEqual([
