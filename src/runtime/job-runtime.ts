@@ -10,7 +10,7 @@ import { HephError, InvalidInputError, RuntimeClosedError, SupervisorLostError }
 import { instanceName } from '../protocol/identity.js';
 import { SIGNAL_NAMES, type ContainmentMode, type LostJob, type SignalName, type SupervisorConfig, type SupervisorEvent } from '../protocol/messages.js';
 import type { OutputRead } from '../protocol/output.js';
-import { LockTable, normalizeResources, type LockOwner, type NormalizedResource } from '../locks/index.js';
+import { LockTable, normalizeResources, type LockOwner } from '../locks/index.js';
 import { buildReport, type JobReport } from '../reports/report.js';
 import type { KillOutcome, LockBlockerFacts } from '../facts.js';
 import type { BackgroundInput, Capabilities, JobEvent, KillOptions, StatusOptions } from './api.js';

@@ -3,7 +3,7 @@
  */
 import { describeValue } from '../protocol/describe.js';
 import type { PatternProblem } from '../protocol/pattern.js';
-import { didNot, gone, messageOf, sentence } from './common.js';
+import { didNot, messageOf, sentence } from './common.js';
 import { MACHINE_LIMITS, machineLimitAdvice } from './reports.js';
 
 /** An error's code and message, as `errorText` needs them (a HephError, or one rebuilt from the wire). */

@@ -8,15 +8,14 @@
  * process with the run's HEPH_TEST_MARK, Claude Code's included), each oracle seen positive first.
  */
 import type { Recorded } from '../helpers/recorded-tools.js';
+import { approver, marked, newOracle, nothingLeft } from '../helpers/adapter-runs.js';
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
 import { query, type Query, type SDKMessage } from '@anthropic-ai/claude-agent-sdk';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { claudeAgentSdkServer } from '../../src/adapters/claude-agent-sdk.js';
-import type { ApprovalAnswer, ApprovalRequest, ToolDefinition, ToolResult } from '../../src/index.js';
 import { startFakeModel } from '../helpers/fake-model.mjs';
-import { EofOracle, processesWithEnv, see, waitUntil } from '../helpers/kernel.js';
+import { processesWithEnv, see, waitUntil } from '../helpers/kernel.js';
 import { MODES, modeRows, type Mode } from '../helpers/modes.js';
 import { FIXTURES, startRuntime, tempDir } from '../helpers/runtime.js';
 import { signalIfSame } from '../helpers/signal.js';
@@ -41,8 +40,6 @@ interface Action {
 
 const SERVER = path.join(FIXTURES, 'ready-server.mjs');
 const open: { query: Query; fake: Fake; mark: string }[] = [];
-const oracles: EofOracle[] = [];
-
 afterEach(async () => {
   for (const { query: running, fake, mark } of open.splice(0)) {
     running.close();
@@ -56,33 +53,10 @@ afterEach(async () => {
       }
     }
   }
-  for (const oracle of oracles.splice(0)) {
-    // A FIFO no job opened (a failed run) holds its reader's open in the thread pool: end it.
-    try {
-      if (!oracle.closed) fs.closeSync(fs.openSync(oracle.fifo, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK));
-    } catch {
-      // no reader left
-    }
-    oracle.dispose();
-  }
   recorder.calls.splice(0);
 });
 
-function newOracle(): EofOracle {
-  const oracle = new EofOracle();
-  oracles.push(oracle);
-  return oracle;
-}
 
-/** An approver that answers `deny` for the tools named, `once` otherwise, and records every question. */
-function approver(deny: string[] = []) {
-  const asked: ApprovalRequest[] = [];
-  const approve = async (request: ApprovalRequest): Promise<ApprovalAnswer> => {
-    asked.push(request);
-    return deny.includes(request.tool) ? 'deny' : 'once';
-  };
-  return { approve, asked };
-}
 
 /** A script of calls, one per turn, then a closing text. */
 function script(steps: ((results: Read[]) => Action)[]) {
@@ -137,21 +111,7 @@ function lastResults(fake: Fake): Read[] {
   return (fake.turns.at(-1)?.results ?? []) as Read[];
 }
 
-/** What runs with the mark now, by command line. */
-function marked(mark: string): string[] {
-  return processesWithEnv(`HEPH_TEST_MARK=${mark}`).map((pid) => {
-    try {
-      return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
-    } catch {
-      return '';
-    }
-  });
-}
 
-async function nothingLeft(oracle: EofOracle, mark: string): Promise<void> {
-  await oracle.waitEof(20_000);
-  await waitUntil(() => processesWithEnv(`HEPH_TEST_MARK=${mark}`).length === 0, 'no process with the run\'s mark', 20_000, () => marked(mark));
-}
 
 async function setUp(mode: Mode, options: { deny?: string[]; rules?: Record<string, string[]> } = {}) {
   const mark = randomUUID();

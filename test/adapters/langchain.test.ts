@@ -11,8 +11,8 @@
  * /proc holds no process with the run's HEPH_TEST_MARK), each oracle seen positive first.
  */
 import type { Recorded } from '../helpers/recorded-tools.js';
+import { approver, marked, newOracle, nothingLeft } from '../helpers/adapter-runs.js';
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
 import { BaseChatModel, type BaseChatModelCallOptions, type BindToolsInput } from '@langchain/core/language_models/chat_models';
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
@@ -20,8 +20,7 @@ import type { ChatResult } from '@langchain/core/outputs';
 import { convertToOpenAITool } from '@langchain/core/utils/function_calling';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { langChainTools, type LangChainTools } from '../../src/adapters/langchain.js';
-import type { ApprovalAnswer, ApprovalRequest, ToolDefinition, ToolResult } from '../../src/index.js';
-import { EofOracle, processesWithEnv, waitUntil } from '../helpers/kernel.js';
+import { waitUntil } from '../helpers/kernel.js';
 import { MODES, modeRows, type Mode } from '../helpers/modes.js';
 import { FIXTURES, startRuntime, tempDir } from '../helpers/runtime.js';
 
@@ -42,26 +41,10 @@ type Call = { name: string; args: Record<string, unknown> };
 type Step = (results: Read[]) => Call;
 
 const SERVER = path.join(FIXTURES, 'ready-server.mjs');
-const oracles: EofOracle[] = [];
-
 afterEach(() => {
-  for (const oracle of oracles.splice(0)) {
-    // A FIFO no job opened (a failed run) holds its reader's open in the thread pool: end it.
-    try {
-      if (!oracle.closed) fs.closeSync(fs.openSync(oracle.fifo, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK));
-    } catch {
-      // no reader left
-    }
-    oracle.dispose();
-  }
   recorder.calls.splice(0);
 });
 
-function newOracle(): EofOracle {
-  const oracle = new EofOracle();
-  oracles.push(oracle);
-  return oracle;
-}
 
 /** The ToolMessages a prompt holds, in order, with the call each answers. */
 function resultsOf(messages: BaseMessage[]): Read[] {
@@ -139,31 +122,8 @@ async function agentLoop(model: ScriptedChatModel, heph: LangChainTools, input: 
   throw new Error('the model never stopped calling tools');
 }
 
-/** An approver that answers `deny` for the tools named, `once` otherwise, and records every question. */
-function approver(deny: string[] = []) {
-  const asked: ApprovalRequest[] = [];
-  const approve = async (request: ApprovalRequest): Promise<ApprovalAnswer> => {
-    asked.push(request);
-    return deny.includes(request.tool) ? 'deny' : 'once';
-  };
-  return { approve, asked };
-}
 
-/** What runs with the mark now, by command line. */
-function marked(mark: string): string[] {
-  return processesWithEnv(`HEPH_TEST_MARK=${mark}`).map((pid) => {
-    try {
-      return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
-    } catch {
-      return '';
-    }
-  });
-}
 
-async function nothingLeft(oracle: EofOracle, mark: string): Promise<void> {
-  await oracle.waitEof(20_000);
-  await waitUntil(() => processesWithEnv(`HEPH_TEST_MARK=${mark}`).length === 0, "no process with the run's mark", 20_000, () => marked(mark));
-}
 
 async function setUp(mode: Mode, options: { deny?: string[]; rules?: Record<string, string[]> } = {}) {
   const mark = randomUUID();

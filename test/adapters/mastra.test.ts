@@ -11,12 +11,11 @@
  * @mastra/core needs Node 22.13 or later: on older Node the file is skipped, saying so.
  */
 import type { Recorded } from '../helpers/recorded-tools.js';
+import { approver, marked, newOracle, nothingLeft } from '../helpers/adapter-runs.js';
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { ApprovalAnswer, ApprovalRequest, ToolDefinition, ToolResult } from '../../src/index.js';
-import { EofOracle, processesWithEnv, waitUntil } from '../helpers/kernel.js';
+import { waitUntil } from '../helpers/kernel.js';
 import { MODES, modeRows, type Mode } from '../helpers/modes.js';
 import { uniquePort } from '../helpers/calls.js';
 import { FIXTURES, startRuntime, tempDir } from '../helpers/runtime.js';
@@ -51,26 +50,10 @@ interface PromptPart {
 
 const SERVER = path.join(FIXTURES, 'ready-server.mjs');
 const USAGE = { inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 10, text: 10, reasoning: 0 } };
-const oracles: EofOracle[] = [];
-
 afterEach(() => {
-  for (const oracle of oracles.splice(0)) {
-    // A FIFO no job opened (a failed run) holds its reader's open in the thread pool: end it.
-    try {
-      if (!oracle.closed) fs.closeSync(fs.openSync(oracle.fifo, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK));
-    } catch {
-      // no reader left
-    }
-    oracle.dispose();
-  }
   recorder.calls.splice(0);
 });
 
-function newOracle(): EofOracle {
-  const oracle = new EofOracle();
-  oracles.push(oracle);
-  return oracle;
-}
 
 async function load() {
   const [{ Agent }, { Workspace }, { MockLanguageModelV4 }, adapter] = await Promise.all([
@@ -126,31 +109,8 @@ async function scriptedModel(steps: Step[]) {
   return { model, turns, last: () => turns.at(-1) ?? [] };
 }
 
-/** An approver that answers `deny` for the tools named, `once` otherwise, and records every question. */
-function approver(deny: string[] = []) {
-  const asked: ApprovalRequest[] = [];
-  const approve = async (request: ApprovalRequest): Promise<ApprovalAnswer> => {
-    asked.push(request);
-    return deny.includes(request.tool) ? 'deny' : 'once';
-  };
-  return { approve, asked };
-}
 
-/** What runs with the mark now, by command line. */
-function marked(mark: string): string[] {
-  return processesWithEnv(`HEPH_TEST_MARK=${mark}`).map((pid) => {
-    try {
-      return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
-    } catch {
-      return '';
-    }
-  });
-}
 
-async function nothingLeft(oracle: EofOracle, mark: string): Promise<void> {
-  await oracle.waitEof(20_000);
-  await waitUntil(() => processesWithEnv(`HEPH_TEST_MARK=${mark}`).length === 0, 'no process with the run\'s mark', 20_000, () => marked(mark));
-}
 
 async function setUp(mode: Mode, options: { deny?: string[]; rules?: Record<string, string[]> } = {}) {
   const { mastraTools } = await load();

@@ -12,15 +12,15 @@
  * /proc holds no process with the run's HEPH_TEST_MARK), each oracle seen positive first.
  */
 import type { Recorded } from '../helpers/recorded-tools.js';
+import { approver, marked, newOracle, nothingLeft } from '../helpers/adapter-runs.js';
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
 import { Agent, run, RunContext, setTracingDisabled, type RunToolApprovalItem, type RunToolCallOutputItem } from '@openai/agents';
 import { modelResponder, ScriptedModel, type RecordedModelCall } from '@openai/agents/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { openAIAgentsTools, type OpenAIAgentsToolsOptions } from '../../src/adapters/openai-agents.js';
 import type { ApprovalAnswer, ApprovalRequest, ToolDefinition, ToolResult } from '../../src/index.js';
-import { EofOracle, processesWithEnv, waitUntil } from '../helpers/kernel.js';
+import { waitUntil } from '../helpers/kernel.js';
 import { MODES, modeRows, type Mode } from '../helpers/modes.js';
 import { FIXTURES, startRuntime, tempDir } from '../helpers/runtime.js';
 
@@ -50,26 +50,10 @@ interface InputItem {
 }
 
 const SERVER = path.join(FIXTURES, 'ready-server.mjs');
-const oracles: EofOracle[] = [];
-
 afterEach(() => {
-  for (const oracle of oracles.splice(0)) {
-    // A FIFO no job opened (a failed run) holds its reader's open in the thread pool: end it.
-    try {
-      if (!oracle.closed) fs.closeSync(fs.openSync(oracle.fifo, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK));
-    } catch {
-      // no reader left
-    }
-    oracle.dispose();
-  }
   recorder.calls.splice(0);
 });
 
-function newOracle(): EofOracle {
-  const oracle = new EofOracle();
-  oracles.push(oracle);
-  return oracle;
-}
 
 /** The tool outputs a request's input holds, in order, with the call each answers. */
 function resultsOf(input: RecordedModelCall['request']['input']): Read[] {
@@ -109,31 +93,8 @@ function scriptedModel(steps: Step[], strictFields: Record<string, string[]> = {
   return { model, turns, last: () => turns.at(-1) ?? [] };
 }
 
-/** An approver that answers from `answers` by tool (`once` otherwise), and records every question. */
-function approver(answers: Record<string, ApprovalAnswer> = {}) {
-  const asked: ApprovalRequest[] = [];
-  const approve = async (request: ApprovalRequest): Promise<ApprovalAnswer> => {
-    asked.push(request);
-    return answers[request.tool] ?? 'once';
-  };
-  return { approve, asked };
-}
 
-/** What runs with the mark now, by command line. */
-function marked(mark: string): string[] {
-  return processesWithEnv(`HEPH_TEST_MARK=${mark}`).map((pid) => {
-    try {
-      return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
-    } catch {
-      return '';
-    }
-  });
-}
 
-async function nothingLeft(oracle: EofOracle, mark: string): Promise<void> {
-  await oracle.waitEof(20_000);
-  await waitUntil(() => processesWithEnv(`HEPH_TEST_MARK=${mark}`).length === 0, "no process with the run's mark", 20_000, () => marked(mark));
-}
 
 async function setUp(mode: Mode, options: Omit<OpenAIAgentsToolsOptions, 'approve' | 'defaults'> & { answers?: Record<string, ApprovalAnswer> } = {}) {
   const { answers, ...rest } = options;
