@@ -31,6 +31,7 @@ import type { JobReport } from '../reports/report.js';
 import type { JobRuntime } from '../runtime/job-runtime.js';
 import type { Limits } from '../runtime/limits.js';
 import { toolPortOf } from '../runtime/tool-port.js';
+import { adapterConfig } from '../wording/index.js';
 
 type RunOptions = Parameters<Experimental_SandboxSession['run']>[0];
 type RunResult = Awaited<ReturnType<Experimental_SandboxSession['run']>>;
@@ -282,7 +283,7 @@ export class HephJobsSandboxSession implements Experimental_SandboxSession {
   ) {
     const { timeoutMs } = options;
     if (timeoutMs !== undefined && (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1)) {
-      throw new TypeError(`timeoutMs must be a whole number of milliseconds, 1 or more; received ${JSON.stringify(timeoutMs)}`);
+      throw new TypeError(adapterConfig.badTimeout(timeoutMs));
     }
     this.workingDirectory = path.resolve(options.workingDirectory ?? toolPortOf(runtime).settings.cwd);
     this.description =
@@ -320,7 +321,7 @@ export class HephJobsSandboxSession implements Experimental_SandboxSession {
   async run(options: RunOptions): Promise<RunResult> {
     const { maxOutputLength, ...spawn } = options;
     if (maxOutputLength !== undefined && (!Number.isSafeInteger(maxOutputLength) || maxOutputLength < 1)) {
-      throw new TypeError(`maxOutputLength must be a positive whole number; received ${JSON.stringify(maxOutputLength)}`);
+      throw new TypeError(adapterConfig.badMaxOutput(maxOutputLength));
     }
     const handle = await this.spawn({ ...spawn, stdin: false });
     const [stdout, stderr] = await Promise.all([collectText(handle.stdout, maxOutputLength), collectText(handle.stderr, maxOutputLength)]);
@@ -449,7 +450,7 @@ function exitCodeOf(report: JobReport | null): number {
     if (report.timedOutAfterMs != null) return 124;
     return 128 + (os.constants.signals[(report.signal ?? 'SIGKILL') as NodeJS.Signals] ?? 9);
   }
-  throw new Error(report === null ? 'the job is gone: the runtime no longer knows it' : (report.reason ?? report.text));
+  throw new Error(report === null ? adapterConfig.jobGone() : (report.reason ?? report.text));
 }
 
 /** The text of `stream`, at most `max` UTF-16 code units of it kept (the rest read and counted). */

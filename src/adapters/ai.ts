@@ -97,9 +97,6 @@ interface RunningCall {
   messages: readonly ModelMessage[];
 }
 
-/** Why a level-2 call the SDK ran unasked is refused (told in heph-jobs' "asking the user ... failed" sentence). */
-const NOT_ASKED = "the AI SDK ran it without asking (keep the tools' needsApproval, or pass toolApproval), and the host has no approve function";
-
 /** Calls approved by `toolApproval` and not run yet; an abandoned call's are dropped past this many. */
 const KEPT_APPROVALS = 256;
 
@@ -121,7 +118,8 @@ export function aiTools(runtime: JobRuntime | ToolRuntime, options: AiToolsOptio
     const call = running.getStore();
     if (call !== undefined && (approvedCalls.has(call.toolCallId) || approvedInMessages(call.messages, call.toolCallId))) return 'once';
     if (approve === undefined) {
-      throw new Error(NOT_ASKED);
+      // Told in heph-jobs' "asking the user ... failed" sentence.
+      throw new Error(say.adapterConfig.notAskedBySdk());
     }
     const answer = await approve(request);
     if (answer === 'always') remembered.add(request.pattern);

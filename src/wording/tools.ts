@@ -193,6 +193,11 @@ export const adapterConfig = {
   badAnswer: (value: unknown) => `the answer must be "once", "always" or "deny"; received ${describeValue(value, 'spoken')}`,
   /** A level-2 call the agent run never asked about (it named no job when the run checked approvals). */
   notAskedByRun: () => 'the run did not ask about this call; call it again to be asked',
+  /** The AI SDK ran a level-2 call unasked, and the host gave no approver to ask instead. */
+  notAskedBySdk: () => "the AI SDK ran it without asking (keep the tools' needsApproval, or pass toolApproval), and the host has no approve function",
+  badTimeout: (value: unknown) => `timeoutMs must be a whole number of milliseconds, 1 or more; received ${describeValue(value, 'spoken')}`,
+  badMaxOutput: (value: unknown) => `maxOutputLength must be a positive whole number; received ${describeValue(value, 'spoken')}`,
+  jobGone: () => 'the job is gone: the runtime no longer knows it',
   fault: (tool: string, error: unknown) => `${tool} failed unexpectedly: ${error instanceof Error ? error.message : String(error)}`,
 };
 
