@@ -32,6 +32,7 @@ import type { JobRuntime } from '../runtime/job-runtime.js';
 import type { Limits } from '../runtime/limits.js';
 import { toolPortOf } from '../runtime/tool-port.js';
 import { adapterConfig } from '../wording/index.js';
+import { ENDED_STATES, followOutput, jobReport, untilState } from './job-output.js';
 
 type RunOptions = Parameters<Experimental_SandboxSession['run']>[0];
 type RunResult = Awaited<ReturnType<Experimental_SandboxSession['run']>>;
@@ -42,16 +43,6 @@ type ReadTextOptions = Parameters<Experimental_SandboxSession['readTextFile']>[0
 type WriteStreamOptions = Parameters<Experimental_SandboxSession['writeFile']>[0];
 type WriteBytesOptions = Parameters<Experimental_SandboxSession['writeBinaryFile']>[0];
 type WriteTextOptions = Parameters<Experimental_SandboxSession['writeTextFile']>[0];
-
-/** One read's wait for a new line; the read is made again at once after it. */
-const FOLLOW_WAIT_MS = 60_000;
-/** While an unfinished line is out, a new-line wait would answer at once on it: the reads poll instead. */
-const UNFINISHED_POLL_MS = 200;
-/** Bytes of output one read returns at most (a longer backlog is read in several). */
-const READ_BYTES = 256 * 1024;
-/** Any line: the follow's wait answers on the first new one. */
-const ANY_LINE = '^';
-const ENDED_STATES: ReadonlySet<string> = new Set(['exited', 'killed', 'failed', 'cancelled', 'lost']);
 
 export interface HephJobsSandboxOptions {
   /** The directory commands start in and relative paths resolve from. Default: the runtime's cwd. */
@@ -179,7 +170,7 @@ class JobProcess implements HephJobsSandboxProcess {
   }
 
   private report(): JobReport | undefined {
-    return toolPortOf(this.runtime).job(this.pid);
+    return jobReport(this.runtime, this.pid);
   }
 
   private state(): string | undefined {
@@ -210,60 +201,18 @@ class JobProcess implements HephJobsSandboxProcess {
 
   /** Passes the job's output on as it comes; resolves with the job's last report once it has ended and all of it is read (null: the job is gone). */
   private async follow(): Promise<JobReport | null> {
-    let next = -1;
-    // Per stream, the text of an unfinished line already passed on.
-    const unfinished = new Map<string, string>();
     try {
-      for (;;) {
-        let report: JobReport;
-        try {
-          // A job waiting for its locks has no output to wait on yet: its start (or end) is an event.
-          await this.until((state) => state !== 'waiting');
-          const polling = unfinished.size > 0;
-          report = await this.runtime.status(this.pid, {
-            since: next,
-            maxBytes: READ_BYTES,
-            waitMs: polling ? UNFINISHED_POLL_MS : FOLLOW_WAIT_MS,
-            ...(polling ? {} : { until: ANY_LINE }),
-          });
-        } catch {
-          return this.report() ?? null;
-        }
-        const output = report.output;
-        if (output) {
-          for (const line of [...output.head, ...output.lines]) {
-            const shown = unfinished.get(line.stream) ?? '';
-            const fresh = line.text.startsWith(shown) ? line.text.slice(shown.length) : line.text;
-            if (line.partial) unfinished.set(line.stream, line.text);
-            else unfinished.delete(line.stream);
-            (line.stream === 'stderr' ? this.err : this.out).push(line.partial ? fresh : `${fresh}\n`);
-          }
-          next = output.next;
-        }
-        if (ENDED_STATES.has(report.state) && (output === null || (report.waited?.kind === 'ended' && !output.limitedByBytes))) return report;
-        // No read of a job that has not ended (its supervisor is gone): what comes next is an event.
-        if (output === null) await this.until((state) => state === undefined || ENDED_STATES.has(state));
-      }
+      return (await followOutput(this.runtime, this.pid, (stream, data) => (stream === 'stderr' ? this.err : this.out).push(data))).report;
     } finally {
       this.out.close();
       this.err.close();
     }
   }
 
-  /** Resolves once `ready` holds of the job's state (undefined: no such job), checked now and on each of its events. */
   private until(ready: (state: string | undefined) => boolean): Promise<void> {
-    return new Promise((resolve) => {
-      const check = () => {
-        if (!ready(this.state())) return;
-        stop();
-        resolve();
-      };
-      const stop = this.runtime.onJobEvent((event) => {
-        if (event.job === this.pid) check();
-      });
-      check();
-    });
+    return untilState(this.runtime, this.pid, ready);
   }
+
 }
 
 /**

@@ -20,18 +20,8 @@ import { MastraSandbox, ProcessHandle, SandboxProcessManager, type CommandResult
 import type { JobReport } from '../reports/report.js';
 import type { JobRuntime } from '../runtime/job-runtime.js';
 import { toolPortOf } from '../runtime/tool-port.js';
+import { ENDED_STATES, followOutput } from './job-output.js';
 import type { ResourceSpec } from '../locks/index.js';
-
-/** One read's wait for a new line; the read is made again at once after it. */
-const FOLLOW_WAIT_MS = 60_000;
-/** While an unfinished line is out, a new-line wait would answer at once on it: the reads poll instead. */
-const UNFINISHED_POLL_MS = 200;
-/** Bytes of output one read returns at most (a longer backlog is read in several). */
-const READ_BYTES = 256 * 1024;
-/** Any line: the follow's wait answers on the first new one. */
-const ANY_LINE = '^';
-
-const ENDED_STATES = new Set(['exited', 'killed', 'failed', 'cancelled', 'lost']);
 
 export interface HephJobsProcessManagerOptions {
   /** Variables every process gets on top of the runtime's environment (and the sandbox's overlay). */
@@ -88,58 +78,8 @@ class HephJobsProcessHandle extends ProcessHandle {
 
   /** Passes the job's output on as it comes; resolves with the result once the job has ended and all of it is read. */
   private async follow(): Promise<CommandResult> {
-    let next = -1;
-    // Per stream, the text of an unfinished line already passed on.
-    const unfinished = new Map<string, string>();
-    for (;;) {
-      let report: JobReport;
-      try {
-        // A job waiting for its locks has no output to wait on yet: its start (or end) is an event.
-        await this.until((state) => state !== 'waiting');
-        const polling = unfinished.size > 0;
-        report = await this.runtime.status(this.job, {
-          since: next,
-          maxBytes: READ_BYTES,
-          waitMs: polling ? UNFINISHED_POLL_MS : FOLLOW_WAIT_MS,
-          ...(polling ? {} : { until: ANY_LINE }),
-        });
-      } catch (error) {
-        return this.finish(this.runtime.list().find((job) => job.id === this.job) ?? null, error);
-      }
-      const output = report.output;
-      if (output) {
-        for (const line of [...output.head, ...output.lines]) {
-          const shown = unfinished.get(line.stream) ?? '';
-          const fresh = line.text.startsWith(shown) ? line.text.slice(shown.length) : line.text;
-          if (line.partial) unfinished.set(line.stream, line.text);
-          else unfinished.delete(line.stream);
-          const data = line.partial ? fresh : `${fresh}\n`;
-          if (data === '') continue;
-          if (line.stream === 'stderr') this.emitStderr(data);
-          else this.emitStdout(data);
-        }
-        next = output.next;
-      }
-      const ended = ENDED_STATES.has(report.state);
-      if (ended && (output === null || (report.waited?.kind === 'ended' && !output.limitedByBytes))) return this.finish(report, null);
-      // No read of a job that has not ended (its supervisor is gone): what comes next is an event.
-      if (output === null) await this.until((state) => state === undefined || ENDED_STATES.has(state));
-    }
-  }
-
-  /** Resolves once `ready` holds of the job's state (undefined: no such job), checked now and on each of its events. */
-  private until(ready: (state: string | undefined) => boolean): Promise<void> {
-    return new Promise((resolve) => {
-      const check = () => {
-        if (!ready(this.runtime.list().find((job) => job.id === this.job)?.state)) return;
-        stop();
-        resolve();
-      };
-      const stop = this.runtime.onJobEvent((event) => {
-        if (event.job === this.job) check();
-      });
-      check();
-    });
+    const { report, error } = await followOutput(this.runtime, this.job, (stream, data) => (stream === 'stderr' ? this.emitStderr(data) : this.emitStdout(data)));
+    return this.finish(report, error);
   }
 
   private finish(report: JobReport | null, error: unknown): CommandResult {
