@@ -567,7 +567,8 @@ describe.skipIf(TOO_OLD)(`the AI SDK adapter's SandboxSession, driven as the SDK
     const server = await sandbox.spawn({ command: `${killed.prefix}sleep 600 & echo up; exec sleep 600` });
     expect(await readUntil(server.stdout, /up\n/)).toBe('up\n');
     expect(killed.closed).toBe(false);
-    expect(marked(mark).filter((cmd) => cmd === 'sleep 600').length, marked(mark).join('\n')).toBe(2);
+    // "up" comes before the shell's exec of the second sleep: wait until both are seen.
+    await waitUntil(() => marked(mark).filter((cmd) => cmd === 'sleep 600').length === 2, 'both sleeps', 10_000, () => marked(mark));
     await Promise.all([server.kill(), server.kill()]);
     await killed.waitEof(20_000);
     expect(await server.wait()).toEqual({ exitCode: 143 });
