@@ -1,10 +1,11 @@
 /**
- * A scripted model API on 127.0.0.1 for the agent CLIs (test/helpers/agent-clients.mjs): the
- * Anthropic Messages API (Claude Code), the OpenAI Responses API (Codex) and the Gemini API (Gemini
- * CLI), streamed as each client asks. A request that offers the MCP server's tools is the agent's
- * turn: the script picks the next call from the tool results the conversation already holds (the
- * API is stateless, so a retried request gets the same answer), and every tool result is recorded
- * exactly as the client handed it over. Any other request (titles, summaries, routing) gets text.
+ * A scripted model API on 127.0.0.1 for the agent CLIs (test/helpers/agent-clients.mjs) and the
+ * README's framework examples: the Anthropic Messages API (Claude Code), the OpenAI Responses API
+ * (Codex) and the Gemini API (Gemini CLI), streamed or not as each client asks. A request that
+ * offers the MCP server's tools is the agent's turn: the script picks the next call from the tool
+ * results the conversation already holds (the API is stateless, so a retried request gets the
+ * same answer), and every tool result is recorded exactly as the client handed it over. Any other
+ * request (titles, summaries, routing) gets text.
  */
 import http from 'node:http';
 
@@ -112,6 +113,7 @@ const responses = {
       : { type: 'message', id: `msg_${turn}`, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: action.text, annotations: [] }] };
     const response = { id: `resp_${turn}`, object: 'response', status: 'completed', model: body.model, output: [item] };
     const usage = { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 10, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 20 };
+    if (!body.stream) return json(res, 200, { ...response, usage });
     sse(res, [
       ['response.created', { type: 'response.created', response: { ...response, status: 'in_progress', output: [] } }],
       ['response.output_item.added', { type: 'response.output_item.added', output_index: 0, item }],
