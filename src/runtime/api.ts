@@ -40,12 +40,13 @@ export interface BackgroundInput {
   /** This job's limits, within the host's (`JobRuntimeOptions.limits`): a call may only tighten them. */
   limits?: Limits;
   /** Instead of the settle window, wait up to this many ms for the job to end or to print a line
-   * matching `until` (a dev server's ready line). Default: the settle window. */
+   * matching `until` (a dev server's ready line). Default: the settle window; with `until` or
+   * `untilPort`, 30 000 (UNTIL_WAIT_MS). */
   waitMs?: number;
   /** A regular expression (or its source) that ends the wait when a new output line matches. It is
    * run by RE2 (linear time): backreferences and lookaround are refused. */
   until?: RegExp | string;
-  /** With `waitMs`: answer as soon as a process of the job listens on this TCP port (1-65535). */
+  /** Answer as soon as a process of the job listens on this TCP port (1-65535). */
   untilPort?: number;
   /** Tell (a `notified` job event) of each new line that matches, or when a port listens, while the job runs. */
   notify?: Notify | readonly Notify[];
@@ -65,12 +66,13 @@ export interface StatusOptions {
   /** Bound on the bytes of output returned, at most `settings.maxReadBytes` (about 15.5 MiB with
    * the default limits: every reply must fit in one frame of the channel). Default: 65536. */
   maxBytes?: number;
-  /** Wait up to this many ms for the job to end (or, with `until`, for a new matching line) first. */
+  /** Wait up to this many ms for the job to end (or, with `until`, for a new matching line) first.
+   * Default: no wait; with `until` or `untilPort`, 30 000 (UNTIL_WAIT_MS). */
   waitMs?: number;
-  /** A regular expression (or its source): with `waitMs`, return as soon as a new line matches. It
+  /** A regular expression (or its source): return as soon as a new line matches. It
    * is run by RE2 (linear time): backreferences and lookaround are refused. */
   until?: RegExp | string;
-  /** With `waitMs`: return as soon as a process of the job listens on this TCP port (1-65535). */
+  /** Return as soon as a process of the job listens on this TCP port (1-65535). */
   untilPort?: number;
 }
 

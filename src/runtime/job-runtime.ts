@@ -34,6 +34,7 @@ import {
   MAX_TIMEOUT_MS,
   MAX_WAIT_MS,
   MAX_PORT,
+  UNTIL_WAIT_MS,
   normalizeOptions,
   OUTPUT_HEAD_LINES,
   type JobRuntimeOptions,
@@ -169,7 +170,7 @@ export class JobRuntime {
         return this.reads.report(record, TAIL_READ);
       }
       // A dev server's ready line may already be out: the wait matches from the first line on.
-      return this.reads.report(record, TAIL_READ, { ms: left ?? this.options.settleMs, until, from: -1, port: untilPort });
+      return this.reads.report(record, TAIL_READ, { ms: left ?? UNTIL_WAIT_MS, until, from: -1, port: untilPort });
     });
   }
 
@@ -301,9 +302,10 @@ export class JobRuntime {
     // With since, lines is a page size; a filtered page has the default size when none is given.
     const limit = options.lines !== undefined || filter !== undefined ? tail : undefined;
     const maxBytes = integerOption('maxBytes', options.maxBytes, DEFAULT_MAX_BYTES, 1, this.options.maxReadBytes);
-    const waitMs = options.waitMs === undefined ? undefined : integerOption('waitMs', options.waitMs, 0, 0, MAX_WAIT_MS);
     const until = options.until === undefined ? undefined : checkedPattern(options.until);
     const port = portOption(options.untilPort);
+    const watches = until !== undefined || port !== undefined;
+    const waitMs = options.waitMs === undefined ? (watches ? UNTIL_WAIT_MS : undefined) : integerOption('waitMs', options.waitMs, 0, 0, MAX_WAIT_MS);
     const wait = waitMs === undefined ? undefined : { ms: waitMs, until, from: since, port };
     return this.jobs.pinned(record, () => this.reads.report(record, { tail, since, maxBytes, limit, filter }, wait));
   }

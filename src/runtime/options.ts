@@ -61,6 +61,9 @@ export function maxReadBytes(outputLines: number, lineBytes: number): number {
  * answers with the job still waiting (it keeps its place): below the 60 s after which common tool
  * clients (the MCP SDK's) give up on a call. */
 export const LOCKED_CALL_WAIT_MS = 30_000;
+/** How long a wait for a line or a port (`until`, `untilPort`) that names no time lasts: it asked
+ * to wait, so it does, below the same clients' 60 s. */
+export const UNTIL_WAIT_MS = 30_000;
 /** Longest wait one call may ask for (a model's tool call should not hang for hours). */
 export const MAX_WAIT_MS = 10 * 60 * 1000;
 /** The highest TCP port (a wait's `untilPort`). */

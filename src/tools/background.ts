@@ -12,7 +12,7 @@ import { backgroundSchema, type BackgroundToolInput } from './schema.js';
 import { seconds, type Toolkit } from './toolkit.js';
 import { validate } from './validate.js';
 import { toolNotify } from './notify.js';
-import { afterCut, capWait } from './wait-cap.js';
+import { afterCut, askedWaitMs, capWait } from './wait-cap.js';
 
 export function backgroundTool(kit: Toolkit): ToolDefinition {
   const { port } = kit;
@@ -43,7 +43,8 @@ export function backgroundTool(kit: Toolkit): ToolDefinition {
         if (full) throw full;
         const refused = await kit.ask('background', say.permissionPattern('background', command), input, context);
         if (refused !== null) return refused;
-        const capped = wait === undefined ? undefined : capWait(seconds(wait), context.maxWaitMs);
+        const waitMs = askedWaitMs(wait, until, untilPort);
+        const capped = waitMs === undefined ? undefined : capWait(waitMs, context.maxWaitMs);
         const request: BackgroundInput = {
           command,
           ...(stdin === undefined ? {} : { stdin }),

@@ -6,10 +6,10 @@ import { unlessAborted } from './context.js';
 import type { ToolDefinition } from './definition.js';
 import { errorAnswer, listResult, refusal } from './result.js';
 import { jobStatusSchema, type JobStatusToolInput } from './schema.js';
-import { seconds, type Toolkit } from './toolkit.js';
+import type { Toolkit } from './toolkit.js';
 import { validate } from './validate.js';
 import { toolNotify } from './notify.js';
-import { afterCut, capWait } from './wait-cap.js';
+import { afterCut, askedWaitMs, capWait } from './wait-cap.js';
 
 export function jobStatusTool(kit: Toolkit): ToolDefinition {
   const { port } = kit;
@@ -35,12 +35,13 @@ export function jobStatusTool(kit: Toolkit): ToolDefinition {
         return refusal(say.linesWithoutId());
       }
       const asked = { lines, since, filter };
+      const waitMs = askedWaitMs(wait, until, untilPort);
       const read = {
         ...(lines === undefined ? {} : { lines }),
         ...(since === undefined ? {} : { since }),
         ...(filter === undefined ? {} : { filter }),
         ...(maxBytes === undefined ? {} : { maxBytes }),
-        ...(wait === undefined ? {} : { waitMs: seconds(wait) }),
+        ...(waitMs === undefined ? {} : { waitMs }),
         ...(until === undefined ? {} : { until }),
         ...(untilPort === undefined ? {} : { untilPort }),
       };

@@ -4,12 +4,23 @@
  * cut and names the job_status call that waits on for the rest (src/wording/, waitCut).
  */
 import { reportText, type JobReport } from '../reports/report.js';
+import { UNTIL_WAIT_MS } from '../runtime/options.js';
 import { stillWaiting } from '../wording/index.js';
+import { seconds } from './toolkit.js';
 
 /** The wait to run (ms), and the wait asked when it was cut. */
 export interface CappedWait {
   waitMs: number;
   askedMs?: number;
+}
+
+/**
+ * The wait a call asks for, in ms: its `wait`; with none, UNTIL_WAIT_MS when it names a line or a
+ * port to wait for (the runtime's default, made here so that the host's cap applies to it too).
+ */
+export function askedWaitMs(wait: number | undefined, until: unknown, untilPort: unknown): number | undefined {
+  if (wait !== undefined) return seconds(wait);
+  return until !== undefined || untilPort !== undefined ? UNTIL_WAIT_MS : undefined;
 }
 
 export function capWait(waitMs: number, maxWaitMs: number | undefined): CappedWait {

@@ -3,6 +3,7 @@
  * polling, stdin, signals, timeouts, merged streams, head kept after the ring wraps, restart, and
  * the unknown outcome of a launch whose supervisor died.
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -52,6 +53,26 @@ describe.each(modeRows())('peer features (%s)', (mode, skip) => {
     const quiet = await runtime.status(server.id, { waitMs: 300, until: 'never printed' });
     expect(quiet.state).toBe('running');
     expect(quiet.text).toMatch(/waited \d+\.\ds: no new line matched \/never printed\/ and the job is still running/);
+  });
+
+  it.skipIf(skip)('until with no wait waits for its line (30 s at most): at the start, and in job_status and status, where it was dropped', async () => {
+    const runtime = await startRuntime(mode);
+    const tools = createTools(runtime, { approve: async () => 'once' });
+    // The line comes a second after the start: past the settle window (0.3 s) a start answers in.
+    const started = await tools.background.call({ command: 'sleep 1; echo "ready on 1"; exec sleep 1000', until: 'ready on' });
+    expect(started.text).toMatch(/a line matched \/ready on\/: "ready on 1"/);
+
+    // A job that prints each line when a FIFO is written: the read waits before the line is out.
+    const fifo = path.join(tempDir(), 'go');
+    execFileSync('mkfifo', [fifo]);
+    const gated = await runtime.background({ command: `exec 3<>${fifo}; read x <&3; echo "ready on 2"; read x <&3; echo "ready on 3"; exec sleep 1000` });
+    const from = (await runtime.status(gated.id)).output!.next;
+    const throughTool = tools.job_status.call({ id: gated.id, since: from, until: 'ready on 2' });
+    await fs.promises.appendFile(fifo, 'go\n');
+    expect((await throughTool).text).toMatch(/a line matched \/ready on 2\/: "ready on 2"/);
+    const throughRuntime = runtime.status(gated.id, { since: from + 1, until: 'ready on 3' });
+    await fs.promises.appendFile(fifo, 'go\n');
+    expect((await throughRuntime).waited).toMatchObject({ kind: 'matched' });
   });
 
   it.skipIf(skip)('round-trips stdin through cat, and says when a job has no stdin pipe', async () => {
