@@ -95,7 +95,7 @@ describe("the README's framework examples, run as written against a scripted mod
       const whileRunning: { eof: boolean; marked: string[] }[] = [];
       let ready = '';
       const fake = await startFakeModel(example.protocol, ({ results }: { results: Read[] }) => {
-        if (results.length === 0) return { call: { name: 'background', args: { command: 'npm run dev', until: 'ready on port', wait: 30 } } };
+        if (results.length === 0) return { call: { name: 'background', args: { command: 'npm run dev', until: 'ready on port' } } };
         const started = results[0]!;
         ready = /ready on port \d+/.exec(started.read)?.[0] ?? '';
         if (results.length === 1) whileRunning.push({ eof: oracle.closed, marked: marked(mark) });
