@@ -24,7 +24,9 @@ export function backgroundTool(kit: Toolkit): ToolDefinition {
     inputSchema: bg.inputSchema,
     pattern(input) {
       const checked = validate<BackgroundToolInput>(bg.check, input);
-      return checked.ok ? say.permissionPattern('background', checked.value.command) : null;
+      // Past the cap the call is refused before anyone is asked.
+      if (!checked.ok || capacityError(port.running(), port.settings.maxJobs)) return null;
+      return say.permissionPattern('background', checked.value.command);
     },
     async call(input, callContext) {
       const checked = validate<BackgroundToolInput>(bg.check, input);

@@ -17,7 +17,10 @@ export interface ToolDefinition {
    * bounds or examples (the tools check those themselves). Per API: `Tools.definitions`.
    */
   inputSchema: object;
-  /** The exact permission pattern of this call; null for a level-0 tool or an input that names nothing. */
+  /**
+   * The exact permission pattern this call would ask about now; null when it would ask nothing: a
+   * level-0 tool, an input that names nothing, a target that has ended, a start past the cap.
+   */
   pattern(input: unknown): string | null;
   /** Runs the call; the answer is the report, or a sentence saying why nothing ran. Never throws for bad input. */
   call(input: unknown, context?: ToolContext): Promise<ToolResult>;

@@ -19,6 +19,11 @@ import {
 import { seconds, type Toolkit } from './toolkit.js';
 import { validate } from './validate.js';
 
+/** Ended and cleaned up: a kill or an input has nothing to act on, so nobody is asked. */
+function hasEnded(target: JobReport): boolean {
+  return target.cleanedUp && target.state !== 'running' && target.state !== 'waiting';
+}
+
 /**
  * A level-2 tool aimed at one job. Like job_kill (SPEC 6): it never takes its target's
  * resources, fails at once when its own rules overlap them, asks the user (unless the target has
@@ -41,7 +46,7 @@ function targetedTool<I extends { id: number }>(
       const checked = validate<I>(schema.check, input);
       if (!checked.ok) return null;
       const target = kit.findJob(checked.value.id);
-      return target ? say.permissionPattern(name, subject(target, checked.value)) : null;
+      return target && (askWhenEnded || !hasEnded(target)) ? say.permissionPattern(name, subject(target, checked.value)) : null;
     },
     async call(input, callContext) {
       const checked = validate<I>(schema.check, input);
@@ -55,8 +60,7 @@ function targetedTool<I extends { id: number }>(
         // Fail at once on an overlap, before the user is asked anything.
         const refused = kit.selfConflict(name, own, [target]);
         if (refused !== null) return refused;
-        const ended = target.cleanedUp && target.state !== 'running' && target.state !== 'waiting';
-        if (askWhenEnded || !ended) {
+        if (askWhenEnded || !hasEnded(target)) {
           const denied = await kit.ask(name, say.permissionPattern(name, subject(target, checked.value)), input, context);
           if (denied !== null) return denied;
         }

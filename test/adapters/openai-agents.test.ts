@@ -96,10 +96,10 @@ function scriptedModel(steps: Step[], strictFields: Record<string, string[]> = {
 
 
 
-async function setUp(mode: Mode, options: Omit<OpenAIAgentsToolsOptions, 'approve' | 'defaults'> & { answers?: Record<string, ApprovalAnswer> } = {}) {
-  const { answers, ...rest } = options;
+async function setUp(mode: Mode, options: Omit<OpenAIAgentsToolsOptions, 'approve' | 'defaults'> & { answers?: Record<string, ApprovalAnswer>; maxJobs?: number } = {}) {
+  const { answers, maxJobs, ...rest } = options;
   const mark = randomUUID();
-  const runtime = await startRuntime(mode, { lockDir: path.join(tempDir(), 'locks') });
+  const runtime = await startRuntime(mode, { lockDir: path.join(tempDir(), 'locks'), ...(maxJobs === undefined ? {} : { maxJobs }) });
   const { approve, asked } = approver(answers);
   const heph = openAIAgentsTools(runtime, { approve, defaults: { env: { ...process.env, HEPH_TEST_MARK: mark }, ref: 'main' }, ...rest });
   // What a strict model writes: every field (none when the schemas are not strict).
@@ -252,6 +252,31 @@ describe(`the OpenAI Agents adapter: refusals, approvals, cancellation (${mode})
 
     expect(oracle.closed).toBe(false);
     expect(await heph.hephTools.userKill(0)).toMatch(/^job 0 killed SIGTERM /);
+    await nothingLeft(oracle, mark);
+  });
+
+  it('a call the tools answer without asking (a kill of a job that ended, a start past the cap) interrupts nothing', async () => {
+    const { mark, heph, asked, fields } = await setUp(mode, { maxJobs: 1 });
+    const oracle = newOracle();
+    const { model, last } = scriptedModel([
+      () => ({ name: 'background', args: { command: 'exit 3', wait: 30 } }),
+      () => ({ name: 'job_kill', args: { id: 0 } }),
+      () => ({ name: 'background', args: { command: `${oracle.prefix}echo up; exec sleep 600`, until: 'up' } }),
+      () => ({ name: 'background', args: { command: 'echo second' } }),
+      () => ({ name: 'job_kill', args: { id: 1 } }),
+    ], fields);
+    const agent = new Agent({ name: 'jobs', instructions: 'Run the jobs.', model, tools: heph.tools });
+    const { result, interruptions } = await runToEnd(agent, heph, 'Go.');
+    expect(result.finalOutput).toBe('Done.');
+    const reads = last().map((r) => r.read);
+    expect(reads[0]).toMatch(/^job 0 exited 3 /);
+    expect(reads[1]).toMatch(/^job 0 exited 3 .*\n[\s\S]*has ended/);
+    expect(reads[2]).toMatch(/^job 1 running /);
+    expect(reads[3]).toMatch(/^background is refused: 1 of 1 jobs/);
+    expect(reads[4]).toMatch(/^job 1 killed SIGTERM /);
+    // Asked: the two starts that ran and the kill of the running job; the kill of the ended job and the start past the cap were answered at once.
+    expect(interruptions.map((i) => i.pattern)).toEqual(['background(exit 3)', `background(${oracle.prefix}echo up; exec sleep 600)`, `job_kill(${oracle.prefix}echo up; exec sleep 600)`]);
+    expect(asked.map((request) => request.pattern)).toEqual(interruptions.map((i) => i.pattern));
     await nothingLeft(oracle, mark);
   });
 
