@@ -9,8 +9,9 @@
  * - Output is read from the job line by line as it comes (a long read that answers on each new
  *   line), each line with its newline; an unfinished line (a prompt) is passed on as it grows.
  *   What a job's ring dropped before it was read (more than its 2000 lines at once) is not seen.
- * - `kill()` stops the job as job_kill does (SIGTERM, the runtime's grace, SIGKILL) and resolves
- *   once every process of it is gone. A job killed by a signal exits with 128 + its number; one its
+ * - `kill()` stops the job and every process it started with SIGKILL, as Mastra's contract says
+ *   (`killSignal: 'TERM'`: SIGTERM, the runtime's grace, then SIGKILL, as job_kill does), and
+ *   resolves once all are gone. A job killed by a signal exits with 128 + its number; one its
  *   `timeout` stopped, with 124 (as Mastra's local sandbox does).
  */
 import os from 'node:os';
@@ -22,12 +23,15 @@ import type { JobRuntime } from '../runtime/job-runtime.js';
 import { toolPortOf } from '../runtime/tool-port.js';
 import { ENDED_STATES, followOutput } from './job-output.js';
 import type { ResourceSpec } from '../locks/index.js';
+import * as say from '../wording/index.js';
 
 export interface HephJobsProcessManagerOptions {
   /** Variables every process gets on top of the runtime's environment (and the sandbox's overlay). */
   env?: Record<string, string | undefined>;
   /** Locks every process holds while it runs (`port:5173`, `path:/repo`): a second waits for the first. Default: none. */
   locks?: readonly ResourceSpec[];
+  /** How `kill()` stops a job: `KILL` (default, Mastra's contract) at once; `TERM` with the grace first, so a server can clean up. */
+  killSignal?: 'KILL' | 'TERM';
 }
 
 /** A running or ended job, as a Mastra process handle. */
@@ -42,6 +46,7 @@ class HephJobsProcessHandle extends ProcessHandle {
     command: string,
     private readonly timeoutMs: number | undefined,
     private readonly stdin: boolean,
+    private readonly killSignal: 'KILL' | 'TERM',
     options?: SpawnProcessOptions,
   ) {
     super(options);
@@ -57,7 +62,7 @@ class HephJobsProcessHandle extends ProcessHandle {
   /** Stops the job and everything it started; false when it had ended already. */
   async kill(): Promise<boolean> {
     if (this.exitCode !== undefined) return false;
-    const report = await this.runtime.kill(this.job);
+    const report = await this.runtime.kill(this.job, { signal: this.killSignal });
     return report.kill?.kind !== 'ended';
   }
 
@@ -106,13 +111,17 @@ class HephJobsProcessHandle extends ProcessHandle {
 /** Mastra's process manager over a heph-jobs runtime: each process is a job. */
 export class HephJobsProcessManager extends SandboxProcessManager {
   private readonly locks: readonly ResourceSpec[];
+  private readonly killSignal: 'KILL' | 'TERM';
 
   constructor(
     private readonly runtime: JobRuntime,
     options: HephJobsProcessManagerOptions = {},
   ) {
     super({ env: options.env ?? {} });
+    const { killSignal = 'KILL' } = options;
+    if (killSignal !== 'KILL' && killSignal !== 'TERM') throw new TypeError(say.adapterConfig.badKillSignal(killSignal));
     this.locks = options.locks ?? [];
+    this.killSignal = killSignal;
   }
 
   override async spawn(command: string, options: SpawnProcessOptions = {}): Promise<ProcessHandle> {
@@ -136,7 +145,7 @@ export class HephJobsProcessManager extends SandboxProcessManager {
     if (report.state === 'failed' || report.state === 'cancelled' || report.state === 'lost') {
       throw new Error(report.reason ?? report.text);
     }
-    const handle = new HephJobsProcessHandle(this.runtime, report.id, command, timeoutMs, stdin, options);
+    const handle = new HephJobsProcessHandle(this.runtime, report.id, command, timeoutMs, stdin, this.killSignal, options);
     this._tracked.set(handle.pid, handle);
     return handle;
   }
@@ -156,7 +165,7 @@ export class HephJobsProcessManager extends SandboxProcessManager {
     if (tracked || !/^\d{1,15}$/.test(pid)) return tracked;
     const job = this.runtime.list().find((candidate) => candidate.id === Number(pid));
     if (!job) return undefined;
-    const handle = new HephJobsProcessHandle(this.runtime, job.id, job.command, undefined, true);
+    const handle = new HephJobsProcessHandle(this.runtime, job.id, job.command, undefined, true, this.killSignal);
     this._tracked.set(handle.pid, handle);
     return handle;
   }
@@ -184,8 +193,9 @@ export class HephJobsSandbox extends MastraSandbox {
   declare readonly processes: HephJobsProcessManager;
 
   constructor(runtime: JobRuntime, options: HephJobsSandboxOptions = {}) {
-    const { id, env, locks, ...sandboxOptions } = options;
-    super({ ...sandboxOptions, ...(env === undefined ? {} : { env }), name: 'HephJobsSandbox', processes: new HephJobsProcessManager(runtime, locks === undefined ? {} : { locks }) });
+    const { id, env, locks, killSignal, ...sandboxOptions } = options;
+    const processes = new HephJobsProcessManager(runtime, { ...(locks === undefined ? {} : { locks }), ...(killSignal === undefined ? {} : { killSignal }) });
+    super({ ...sandboxOptions, ...(env === undefined ? {} : { env }), name: 'HephJobsSandbox', processes });
     this.id = id ?? `heph-jobs-${randomUUID()}`;
   }
 

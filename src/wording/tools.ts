@@ -189,6 +189,7 @@ export const toolsConfig = {
 export const adapterConfig = {
   badMaxWait: (value: unknown) => `maxWaitMs must be a whole number of milliseconds, 0 or more; received ${describeValue(value, 'spoken')}`,
   badStrict: (value: unknown) => `strict must be true or false; received ${describeValue(value, 'spoken')}`,
+  badKillSignal: (value: unknown) => `killSignal must be "KILL" or "TERM"; received ${describeValue(value, 'spoken')}`,
   badApprovals: (value: unknown) => `approvals must be "interruptions" or "approver"; received ${describeValue(value, 'spoken')}`,
   badAnswer: (value: unknown) => `the answer must be "once", "always" or "deny"; received ${describeValue(value, 'spoken')}`,
   /** A level-2 call the agent run never asked about (it named no job when the run checked approvals). */

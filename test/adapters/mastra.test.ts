@@ -229,9 +229,9 @@ describe.skipIf(TOO_OLD).each(modeRows())('the Mastra adapter in an agent loop (
     expect(killed!.read).toBe(`Process 0 has been killed.\n\n--- stdout (last output) ---\nready on port ${port}\n`);
     expect(ran!.read).toBe('stdout:\nout\n\n\nstderr:\nerr\n\nExit code: 3');
     expect(results.every((r) => !r.isError)).toBe(true);
-    // The same jobs, as heph-jobs knows them: the server killed by SIGTERM, the foreground command exited 3.
+    // The same jobs, as heph-jobs knows them: the server killed by SIGKILL (Mastra's contract), the foreground command exited 3.
     expect(runtime.list().map((job) => [job.id, job.state, job.exitCode, job.signal])).toEqual([
-      [0, 'killed', null, 'SIGTERM'],
+      [0, 'killed', null, 'SIGKILL'],
       [1, 'exited', 3, null],
     ]);
     expect(await sandbox.processes.list()).toEqual([]);
@@ -329,22 +329,26 @@ describe.skipIf(TOO_OLD)(`the Mastra adapter: refusals, cancellation, the proces
     expect(answered).toMatchObject({ success: true, exitCode: 0, stdout: 'name? hello heph\n', stderr: 'bye\n', killed: false, timedOut: false });
     expect(chunks).toEqual(['name? ', 'hello heph\n']);
 
-    // Exit codes, a timeout (124, as Mastra's local sandbox), and a kill (128 + SIGTERM).
+    // Exit codes, a timeout (124, as Mastra's local sandbox), and a kill (128 + SIGKILL, Mastra's contract).
     expect(await (await manager.spawn('exit 7', { stdinMode: 'ignore' })).wait()).toMatchObject({ success: false, exitCode: 7 });
     const slow = await manager.spawn('sleep 600', { timeout: 300, stdinMode: 'ignore' });
     expect(await slow.wait()).toMatchObject({ exitCode: 124, timedOut: true, killed: true });
     expect(slow.stderr).toBe('\nProcess timed out after 300ms');
     const server = await manager.spawn('echo up; exec sleep 600', { stdinMode: 'ignore' });
-    expect(await server.wait({ onStdout: () => void manager.kill(server.pid) })).toMatchObject({ exitCode: 143, killed: true, stdout: 'up\n' });
-    await expect(server.sendStdin('x')).rejects.toThrow(/has already exited with code 143/);
+    expect(await server.wait({ onStdout: () => void manager.kill(server.pid) })).toMatchObject({ exitCode: 137, killed: true, stdout: 'up\n' });
+    expect(runtime.list().find((job) => job.id === Number(server.pid))).toMatchObject({ state: 'killed', signal: 'SIGKILL' });
+    await expect(server.sendStdin('x')).rejects.toThrow(/has already exited with code 137/);
     expect(await server.kill()).toBe(false);
 
-    // A job heph-jobs' own tools started is found by its number, read from its first line, and killed.
+    // A job heph-jobs' own tools started is found by its number, read from its first line, and
+    // killed; by a manager with killSignal TERM, with SIGTERM and the grace.
+    const gentle = new HephJobsSandbox(runtime, { killSignal: 'TERM' }).processes;
+    expect(() => new HephJobsSandbox(runtime, { killSignal: 'HUP' as 'TERM' })).toThrow(/^killSignal must be "KILL" or "TERM"; received .*HUP/);
     const direct = await runtime.background({ command: 'echo direct; exec sleep 600' });
-    const adopted = (await manager.get(String(direct.id)))!;
-    expect(await manager.list()).toContainEqual({ pid: String(direct.id), command: 'echo direct; exec sleep 600', running: true });
-    expect(await adopted.wait({ onStdout: () => void manager.kill(adopted.pid) })).toMatchObject({ exitCode: 143, stdout: 'direct\n' });
-    expect(runtime.list().find((job) => job.id === direct.id)).toMatchObject({ state: 'killed', cleanedUp: true });
+    const adopted = (await gentle.get(String(direct.id)))!;
+    expect(await gentle.list()).toContainEqual({ pid: String(direct.id), command: 'echo direct; exec sleep 600', running: true });
+    expect(await adopted.wait({ onStdout: () => void gentle.kill(adopted.pid) })).toMatchObject({ exitCode: 143, stdout: 'direct\n' });
+    expect(runtime.list().find((job) => job.id === direct.id)).toMatchObject({ state: 'killed', signal: 'SIGTERM', cleanedUp: true });
     expect(await manager.get('999')).toBeUndefined();
     expect(await manager.get('not a job')).toBeUndefined();
 
