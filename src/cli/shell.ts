@@ -209,6 +209,19 @@ export async function runShell(options: ShellOptions): Promise<number> {
     rl.prompt();
   });
 
+  // A notify watch's match is told as it comes while the prompt waits (bash's `set -b`, which bash
+  // calls notify): the person asked to be woken. During a command it comes with that answer.
+  const atPrompt = () => interactive && terminal && !json && !busy && queue.length === 0 && !closed;
+  const stopTelling = runtime.onJobEvent((event) => {
+    if (event.type === 'notified' && atPrompt()) void tellAtPrompt();
+  });
+  async function tellAtPrompt(): Promise<void> {
+    const notices = await heard.take();
+    if (notices.length === 0) return;
+    write(notices.map((notice) => noticeText(notice, 'shell')).join('\n'));
+    if (atPrompt()) rl.prompt(true);
+  }
+
   function runsAtOnce(line: string): boolean {
     const { word } = splitCommand(line);
     if (word === '/job-kill') return true;
@@ -359,6 +372,7 @@ export async function runShell(options: ShellOptions): Promise<number> {
     if (interactive && !closed) rl.prompt();
   }
 
+  stopTelling();
   // Ctrl-D leaves the cursor after the prompt.
   if (interactive && !quit) promptOutput.write('\n');
   const end = await session.end();

@@ -136,6 +136,30 @@ describe('the shell on a terminal', () => {
     }
   });
 
+  it('background --notify: a match is told at the prompt as it comes, above what is being typed, and once', async () => {
+    const oracle = new EofOracle();
+    try {
+      const feeder = lineFeeder();
+      const shell = new TmuxShell(['--containment', MODE, '--yes']);
+      await shell.see(PROMPT);
+      shell.line(`background --notify FAIL ${oracle.prefix}${feeder.command}`);
+      await shell.see('status 0 reads more; kill 0 stops it.');
+      await shell.until(atEmptyPrompt, 'the prompt after background');
+      await shell.typeRead('stat');
+      // Lines that do not match are not told (the negative control): only the second (seq 1) is.
+      feeder.write('ok 1\nFAIL here\n');
+      const told = await shell.see(/\n\(job 0 running [\s\S]*?: line 1 matches "FAIL": out FAIL here\)\nheph-jobs> stat$/);
+      expect(told.match(/matches "FAIL"/g)).toHaveLength(1);
+      // What was typed is still there: Enter runs it, and its answer does not tell the match again.
+      shell.line('us 0');
+      const answered = await shell.see(/heph-jobs> status 0\n[\s\S]*> out FAIL here\n[\s\S]*heph-jobs>$/);
+      expect(answered.match(/matches "FAIL"/g)).toHaveLength(1);
+      expect(oracle.closed).toBe(false);
+    } finally {
+      oracle.dispose();
+    }
+  });
+
   it('watch: arrows select, Enter follows the job\'s output and any key returns, k asks before stopping, q leaves; states and stderr in colour', async () => {
     const stopped = new EofOracle();
     const other = new EofOracle();
