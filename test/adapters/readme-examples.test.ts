@@ -117,6 +117,12 @@ describe("the README's framework examples, run as written against a scripted mod
             OPENAI_BASE_URL: `${fake.url}/v1`,
             OPENAI_API_KEY: 'fake-key',
             OPENAI_AGENTS_DISABLE_TRACING: '1',
+            // Claude Code (the Claude Agent SDK runs it): its state in the project, no traffic but the model's.
+            CLAUDE_CONFIG_DIR: path.join(project, '.claude'),
+            DISABLE_AUTOUPDATER: '1',
+            DISABLE_TELEMETRY: '1',
+            DISABLE_ERROR_REPORTING: '1',
+            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
           },
         });
         const reads = fake.turns.at(-1)?.results as Read[] | undefined;
