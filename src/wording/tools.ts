@@ -194,6 +194,11 @@ export const adapterConfig = {
   badAnswer: (value: unknown) => `the answer must be "once", "always" or "deny"; received ${describeValue(value, 'spoken')}`,
   /** A level-2 call the agent run never asked about (it named no job when the run checked approvals). */
   notAskedByRun: () => 'the run did not ask about this call; call it again to be asked',
+  /** A level-2 call Claude Code ran without its permission step (the tool was in allowedTools, or the call came from elsewhere). */
+  notAskedByClaude: () => "Claude Code did not ask the host's canUseTool about this call (keep the level-2 tools out of allowedTools)",
+  badClaudeApprovals: (value: unknown) => `approvals must be "approver" or "canUseTool"; received ${describeValue(value, 'spoken')}`,
+  approveWithCanUseTool: () => "approve is not asked with approvals: 'canUseTool' (the host's canUseTool is); pass one or the other",
+  badCanUseTool: (value: unknown) => `canUseTool takes the host's canUseTool function; received ${describeValue(value, 'spoken')}`,
   /** The AI SDK ran a level-2 call unasked, and the host gave no approver to ask instead. */
   notAskedBySdk: () => "the AI SDK ran it without asking (keep the tools' needsApproval, or pass toolApproval), and the host has no approve function",
   badTimeout: (value: unknown) => `timeoutMs must be a whole number of milliseconds, 1 or more; received ${describeValue(value, 'spoken')}`,

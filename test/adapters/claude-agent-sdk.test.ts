@@ -11,7 +11,7 @@ import type { Recorded } from '../helpers/recorded-tools.js';
 import { approver, marked, newOracle, nothingLeft } from '../helpers/adapter-runs.js';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { query, type Query, type SDKMessage } from '@anthropic-ai/claude-agent-sdk';
+import { query, type CanUseTool, type Query, type SDKMessage } from '@anthropic-ai/claude-agent-sdk';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { claudeAgentSdkServer } from '../../src/adapters/claude-agent-sdk.js';
 import { startFakeModel } from '../helpers/fake-model.mjs';
@@ -64,7 +64,7 @@ function script(steps: ((results: Read[]) => Action)[]) {
 }
 
 /** Starts a `query()` of Claude Code against `fake` with the adapter's server; the run's processes carry `mark`. */
-function startQuery(heph: ReturnType<typeof claudeAgentSdkServer>, fake: Fake, mark: string) {
+function startQuery(heph: ReturnType<typeof claudeAgentSdkServer>, fake: Fake, mark: string, canUseTool?: CanUseTool) {
   const dir = tempDir();
   let stderr = '';
   const running = query({
@@ -72,6 +72,7 @@ function startQuery(heph: ReturnType<typeof claudeAgentSdkServer>, fake: Fake, m
     options: {
       mcpServers: heph.mcpServers,
       allowedTools: heph.allowedTools,
+      ...(canUseTool ? { canUseTool } : {}),
       tools: [],
       cwd: dir,
       settingSources: [],
@@ -259,5 +260,61 @@ describe(`the Claude Agent SDK adapter: refusals and cancellation (${mode})`, ()
 
     expect(await heph.hephTools.userKill(0)).toMatch(/^job 0 killed SIGTERM /);
     await nothingLeft(oracle, mark);
+  }, 120_000);
+
+  it("approvals: 'canUseTool': Claude Code's permission step asks the host with the exact pattern; its always holds for that pattern only; a call it did not ask about is refused", async () => {
+    const mark = randomUUID();
+    const runtime = await startRuntime(mode, { lockDir: path.join(tempDir(), 'locks') });
+    const heph = claudeAgentSdkServer(runtime, { approvals: 'canUseTool', defaults: { env: { ...process.env, HEPH_TEST_MARK: mark } } });
+    expect(heph.allowedTools).toEqual(['mcp__heph-jobs__job_status']);
+    expect(() => claudeAgentSdkServer(runtime, { approvals: 'canUseTool', approve: async () => 'once' })).toThrow(/^approve is not asked with approvals: 'canUseTool'/);
+    expect(() => claudeAgentSdkServer(runtime, { approvals: 'ask' as 'canUseTool' })).toThrow(/^approvals must be "approver" or "canUseTool"; received/);
+
+    const oracle = newOracle();
+    const command = `${oracle.prefix}echo up; exec sleep 600`;
+    // The host: "always" (Claude Code's suggestions kept) for the command, no to the first kill, yes to the second.
+    const asked: { tool: string; title: string | undefined }[] = [];
+    const host: CanUseTool = async (tool, input, options) => {
+      asked.push({ tool, title: options.title });
+      if (tool.endsWith('__background')) return { behavior: 'allow', updatedInput: input, updatedPermissions: options.suggestions ?? [] };
+      return asked.filter((entry) => entry.tool === tool).length === 1 ? { behavior: 'deny', message: '' } : { behavior: 'allow', updatedInput: input };
+    };
+    const fake = await startFakeModel(
+      'anthropic',
+      script([
+        () => ({ call: { name: 'background', args: { command, until: 'up' } } }),
+        () => ({ call: { name: 'background', args: { command, until: 'up' } } }),
+        () => ({ call: { name: 'job_kill', args: { id: 0 } } }),
+        () => ({ call: { name: 'job_kill', args: { id: 0 } } }),
+        () => ({ call: { name: 'job_kill', args: { id: 1 } } }),
+        () => ({ call: { name: 'job_kill', args: { id: 1 } } }),
+      ]),
+    );
+    const run = startQuery(heph, fake, mark, heph.canUseTool(host));
+    expect(await run.ended, run.transcript()).toBeNull();
+
+    const reads = lastResults(fake).map((r) => [r.tool, r.isError, r.read.split('\n')[0]]);
+    expect(reads, run.transcript()).toEqual([
+      ['background', false, expect.stringMatching(/^job 0 running /)],
+      ['background', false, expect.stringMatching(/^job 1 running /)],
+      ['job_kill', true, `The user denied job_kill(${command}); nothing was stopped. Do not repeat this call; ask the user what to do instead.`],
+      ['job_kill', false, expect.stringMatching(/^job 0 killed SIGTERM /)],
+      ['job_kill', false, expect.stringMatching(/^job 1 killed SIGTERM /)],
+      // An ended job: nothing to act on, so nobody is asked.
+      ['job_kill', false, expect.stringMatching(/^job 1 killed SIGTERM /)],
+    ]);
+    // Asked: the first start only (its "always" covered the second), and each kill of a running job.
+    expect(asked).toEqual([
+      { tool: 'mcp__heph-jobs__background', title: `background(${command})` },
+      { tool: 'mcp__heph-jobs__job_kill', title: `job_kill(${command})` },
+      { tool: 'mcp__heph-jobs__job_kill', title: `job_kill(${command})` },
+      { tool: 'mcp__heph-jobs__job_kill', title: `job_kill(${command})` },
+    ]);
+    await nothingLeft(oracle, mark);
+
+    // Negative control of the permission step: a level-2 call Claude Code did not ask about is refused in the tool.
+    const direct = await heph.hephTools.background.call({ command: 'echo unasked' });
+    expect(direct.text).toMatch(/^background is refused: asking the user to approve background\(echo unasked\) failed \(Claude Code did not ask the host's canUseTool about this call/);
+    expect(runtime.list()).toHaveLength(2);
   }, 120_000);
 });
