@@ -211,7 +211,7 @@ export async function runShell(options: ShellOptions): Promise<number> {
 
   // A notify watch's match is told as it comes while the prompt waits (bash's `set -b`, which bash
   // calls notify): the person asked to be woken. During a command it comes with that answer.
-  const atPrompt = () => interactive && terminal && !json && !busy && queue.length === 0 && !closed;
+  const atPrompt = () => terminal && !json && !busy && queue.length === 0 && !closed;
   const stopTelling = runtime.onJobEvent((event) => {
     if (event.type === 'notified' && atPrompt()) void tellAtPrompt();
   });

@@ -41,6 +41,16 @@ function lineFeeder(): { fifo: string; command: string; write(text: string): voi
   };
 }
 
+/** A shell (approving everything) whose job 0 is a lineFeeder holding `oracle`, started with `flags`. */
+async function feederJob(oracle: EofOracle, flags = ''): Promise<{ shell: TmuxShell; feeder: ReturnType<typeof lineFeeder> }> {
+  const feeder = lineFeeder();
+  const shell = new TmuxShell(['--containment', MODE, '--yes']);
+  await shell.see(PROMPT);
+  shell.line(`background ${flags}${oracle.prefix}${feeder.command}`);
+  await shell.see('status 0 reads more; kill 0 stops it.');
+  return { shell, feeder };
+}
+
 describe('the shell on a terminal', () => {
   it('approvals take one key: y, n, a without Enter; another key re-asks; Ctrl-C and Ctrl-D answer no', async () => {
     const oracle = new EofOracle();
@@ -104,11 +114,7 @@ describe('the shell on a terminal', () => {
   it('logs prints what is kept; logs -f follows live (stderr in red, an unfinished line as it stands) until Ctrl-C; the job runs on', async () => {
     const oracle = new EofOracle();
     try {
-      const feeder = lineFeeder();
-      const shell = new TmuxShell(['--containment', MODE, '--yes']);
-      await shell.see(PROMPT);
-      shell.line(`background ${oracle.prefix}${feeder.command}`);
-      await shell.see('status 0 reads more; kill 0 stops it.');
+      const { shell, feeder } = await feederJob(oracle);
       feeder.write('one\nerr two\n');
       shell.line('logs -f 0');
       await shell.see(/logs -f 0\nout one\nerr two$/);
@@ -139,11 +145,7 @@ describe('the shell on a terminal', () => {
   it('background --notify: a match is told at the prompt as it comes, above what is being typed, and once', async () => {
     const oracle = new EofOracle();
     try {
-      const feeder = lineFeeder();
-      const shell = new TmuxShell(['--containment', MODE, '--yes']);
-      await shell.see(PROMPT);
-      shell.line(`background --notify FAIL ${oracle.prefix}${feeder.command}`);
-      await shell.see('status 0 reads more; kill 0 stops it.');
+      const { shell, feeder } = await feederJob(oracle, '--notify FAIL ');
       await shell.until(atEmptyPrompt, 'the prompt after background');
       await shell.typeRead('stat');
       // Lines that do not match are not told (the negative control): only the second (seq 1) is.
